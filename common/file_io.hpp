@@ -1,0 +1,31 @@
+// Whole-file reads with a size limit checked before anything is allocated.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace linsweep {
+
+// Returns the bytes of `path`. Throws InputError("<path>: ...") when it cannot be read or
+// is larger than `max_bytes` (checked with stat before reading).
+std::string read_file(const std::string& path, std::size_t max_bytes);
+
+// Reads and parses a JSON document of at most `max_bytes`. Throws InputError naming the
+// path and the parser's byte position on malformed JSON.
+nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes);
+
+// Returns the byte offset of the first invalid UTF-8 sequence (overlong forms, surrogates
+// and code points past U+10FFFF are invalid), or std::string_view::npos when valid.
+std::size_t find_invalid_utf8(std::string_view text) noexcept;
+
+// Throws InputError("<what>: invalid UTF-8 at byte N") unless `text` is valid UTF-8.
+void require_utf8(std::string_view text, const std::string& what);
+
+// True when `path` names an existing regular file / directory.
+bool is_regular_file(const std::string& path);
+bool is_directory(const std::string& path);
+
+}  // namespace linsweep

@@ -1,0 +1,21 @@
+// The `linsweep` subcommands: each file adds one to the CLI and runs it through library APIs.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace linsweep {
+
+// Runs the parsed command and returns its exit code; set by the subcommand that was chosen.
+using CommandAction = std::function<int()>;
+
+// Each adds its subcommand (options, --help text) to `root` and, when chosen, stores its
+// action in `*action`.
+void add_eval_command(CLI::App& root, CommandAction* action);
+void add_tokenize_command(CLI::App& root, CommandAction* action);
+void add_inspect_command(CLI::App& root, CommandAction* action);
+
+}  // namespace linsweep

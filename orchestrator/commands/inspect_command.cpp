@@ -1,0 +1,77 @@
+// `linsweep inspect`: architecture, sizes, dtypes and parameter count of a model directory.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "common/file_io.hpp"
+#include "orchestrator/commands/commands.hpp"
+#include "workers/checkpoint.hpp"
+#include "workers/model/load_model.hpp"
+#include "workers/tokenizer/bpe_tokenizer.hpp"
+
+namespace linsweep {
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  bool json = false;
+};
+
+int run_inspect(const InspectArgs& a) {
+  ModelOptions mo;
+  mo.device = "cpu";
+  LoadedModel lm = load_model(a.model, mo);  // validates every tensor against config.json
+  const ModelConfig& c = lm.config();
+  Checkpoint ckpt(a.model);
+  nlohmann::json j = {{"model", a.model},
+                      {"architecture", c.architecture},
+                      {"layers", c.n_layers},
+                      {"d_model", c.d_model},
+                      {"heads", c.n_heads},
+                      {"head_dim", c.head_dim()},
+                      {"d_ff", c.d_ff},
+                      {"vocab_size", c.vocab_size},
+                      {"max_positions", c.max_positions},
+                      {"activation", c.activation == Activation::kGeluTanh ? "gelu_tanh" : "gelu"},
+                      {"tied_head", c.tied_head},
+                      {"parameters", lm.parameter_count},
+                      {"checkpoint_dtypes", lm.checkpoint_dtypes},
+                      {"checkpoint_files", ckpt.files()},
+                      {"checkpoint_bytes", ckpt.total_bytes()}};
+  if (c.architecture == "gpt_neox") {
+    j["residual"] = c.parallel_residual ? "parallel" : "sequential";
+    j["rotary_dims"] = static_cast<std::int64_t>(static_cast<double>(c.head_dim()) * c.rotary_pct);
+    j["rotary_base"] = c.rotary_base;
+  }
+  try {
+    const BpeTokenizer tok = BpeTokenizer::from_directory(a.model);
+    j["tokenizer"] = {{"vocab", tok.vocab_size()}, {"merges", tok.merge_count()}};
+    if (tok.eos_id()) j["tokenizer"]["eos_id"] = *tok.eos_id();
+  } catch (const InputError& e) {
+    j["tokenizer"] = {{"error", e.what()}};
+  }
+  if (a.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    std::printf("%-18s %s\n", it.key().c_str(), v.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& root, CommandAction* action) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = root.add_subcommand("inspect", "Architecture, sizes, dtypes and parameter count of an HF model directory.");
+  cmd->add_option("model_dir", args->model, "HF model directory")->required();
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->callback([args, action] { *action = [args] { return run_inspect(*args); }; });
+}
+
+}  // namespace linsweep

@@ -1,0 +1,49 @@
+// `linsweep tokenize`: GPT-2 BPE ids of a text file with a model's tokenizer.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common/file_io.hpp"
+#include "orchestrator/commands/commands.hpp"
+#include "workers/tokenizer/bpe_tokenizer.hpp"
+
+namespace linsweep {
+namespace {
+
+struct TokenizeArgs {
+  std::string model, in;
+  bool json = false, allow_special = false;
+};
+
+constexpr std::size_t kMaxTextBytes = std::size_t{4} << 30;
+
+int run_tokenize(const TokenizeArgs& a) {
+  const BpeTokenizer tok = BpeTokenizer::from_directory(a.model);
+  const std::string text = read_file(a.in, kMaxTextBytes);
+  const auto ids = tok.encode(text, a.allow_special, a.in);
+  if (a.json) {
+    std::printf("%s\n", nlohmann::json(ids).dump().c_str());
+  } else {
+    std::string line;
+    for (std::size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);
+    std::printf("%s\n", line.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tokenize_command(CLI::App& root, CommandAction* action) {
+  auto args = std::make_shared<TokenizeArgs>();
+  CLI::App* cmd = root.add_subcommand("tokenize", "Token ids of a UTF-8 text file (only the tokenizer files are read).");
+  cmd->add_option("--model", args->model, "directory with tokenizer.json, or vocab.json + merges.txt")->required();
+  cmd->add_option("--in", args->in, "UTF-8 text file (invalid UTF-8 is rejected)")->required();
+  cmd->add_flag("--json", args->json, "print a JSON list of ids (default: space-separated)");
+  cmd->add_flag("--allow-special", args->allow_special,
+                "encode special tokens such as <|endoftext|> as their ids (GPT-2's encoder treats them as text)");
+  cmd->callback([args, action] { *action = [args] { return run_tokenize(*args); }; });
+}
+
+}  // namespace linsweep

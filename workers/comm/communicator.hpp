@@ -1,0 +1,51 @@
+// All-reduce of partial sums across the ranks of a worker group: one interface, MPI or NCCL.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+namespace linsweep {
+
+// A group of ranks that sum partial statistics. Collective calls must be made by every rank
+// of the group in the same order. A failure on any rank raises CommError on every rank that
+// can still be reached (the MPI error handler returns codes; NCCL errors are checked with
+// file and line). Not thread safe: one thread per rank calls it.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In-place element-wise sum of `data` (host memory) over the group.
+  virtual void allreduce_sum(std::span<double> data) = 0;
+  virtual void barrier() = 0;
+  virtual std::string backend() const = 0;  // "mpi" or "nccl"
+};
+
+// Owns MPI initialisation for the process (MPI_Init_thread, MPI_Finalize on destruction).
+// Create at most one, in main, before any communicator. Throws CommError on failure.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  int world_rank() const noexcept { return rank_; }
+  int world_size() const noexcept { return size_; }
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+
+// A communicator over all ranks of MPI_COMM_WORLD (duplicated, freed on destruction).
+std::unique_ptr<Communicator> make_mpi_world_communicator();
+
+// True when this build has the NCCL communicator and at least one CUDA device is visible.
+bool nccl_usable();
+
+// backend "auto" (NCCL when nccl_usable(), else MPI), "mpi" or "nccl". NCCL ranks are
+// bootstrapped through MPI (unique id broadcast) and use device local_rank mod device count.
+// Throws CommError when the requested backend is unavailable.
+std::unique_ptr<Communicator> make_world_communicator(const std::string& backend);
+
+}  // namespace linsweep

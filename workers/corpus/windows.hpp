@@ -1,0 +1,39 @@
+// Splits of a token stream cut into fixed-length windows (DESIGN §4).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workers/tokenizer/bpe_tokenizer.hpp"
+
+namespace linsweep {
+
+// The stream slice [start, start + tokens).
+struct Split {
+  std::int64_t start = 0;
+  std::int64_t tokens = 0;
+};
+
+// `count` consecutive windows of `context` tokens, row-major in `ids`.
+struct Windows {
+  std::int64_t context = 0;
+  std::int64_t count = 0;
+  std::vector<TokenId> ids;  // count * context
+  // Windows [first, first + n) as a new Windows (for batching and sharding).
+  Windows slice(std::int64_t first, std::int64_t n) const;
+};
+
+// Cuts split of `stream` into non-overlapping windows of `context` tokens; a remainder shorter
+// than `context` is dropped. Throws InputError("<what>: ...") when the split is negative,
+// runs past the end of the stream, or holds no complete window, or context < 2.
+Windows make_windows(const std::vector<TokenId>& stream, const Split& split, std::int64_t context,
+                     const std::string& what);
+
+// The contiguous block of windows that rank `rank` of `size` evaluates: ranks get
+// floor(count/size) or one more, lower ranks first. Throws InputError on a bad rank/size.
+Windows shard_windows(const Windows& w, int rank, int size);
+// First window index of `rank`'s shard.
+std::int64_t shard_begin(std::int64_t count, int rank, int size);
+
+}  // namespace linsweep

@@ -1,0 +1,84 @@
+// Batched forward passes and float64 log-softmax accumulation.
+#include "workers/eval/evaluator.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/errors.hpp"
+#include "workers/model/language_model.hpp"
+
+namespace linsweep {
+namespace {
+
+// Positions per head chunk: bounds the float32 logits and their float64 sums in memory.
+constexpr std::int64_t kHeadChunkElements = std::int64_t{32} << 20;
+
+}  // namespace
+
+double EvalResult::ppl() const { return tokens_scored > 0 ? std::exp(nll_sum / static_cast<double>(tokens_scored)) : NAN; }
+
+void EvalResult::append(const EvalResult& next) {
+  windows += next.windows;
+  tokens_scored += next.tokens_scored;
+  window_nll.insert(window_nll.end(), next.window_nll.begin(), next.window_nll.end());
+  token_nll.insert(token_nll.end(), next.token_nll.begin(), next.token_nll.end());
+  nll_sum = 0;
+  for (double v : window_nll) nll_sum += v;
+}
+
+EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOptions& options) {
+  const auto& cfg = model.config();
+  const std::int64_t T = windows.context;
+  if (T > cfg.max_positions)
+    throw InputError("context " + std::to_string(T) + " is longer than the model's " + std::to_string(cfg.max_positions) +
+                     " positions");
+  if (T < 2) throw InputError("context must be at least 2 tokens");
+  for (std::size_t i = 0; i < windows.ids.size(); ++i) {
+    if (windows.ids[i] < 0 || windows.ids[i] >= cfg.vocab_size)
+      throw InputError("token id " + std::to_string(windows.ids[i]) + " at window " + std::to_string(i / T) +
+                       " is outside the model's vocabulary (" + std::to_string(cfg.vocab_size) + ")");
+  }
+  const std::int64_t batch = std::max<std::int64_t>(1, options.batch);
+  c10::InferenceMode guard;
+  const at::Device device = model.parameters().front().device();
+
+  EvalResult r;
+  r.windows = windows.count;
+  r.tokens_scored = windows.count * (T - 1);
+  r.window_nll.assign(static_cast<std::size_t>(windows.count), 0.0);
+  if (options.keep_token_nll) r.token_nll.assign(static_cast<std::size_t>(r.tokens_scored), 0.0);
+
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kHeadChunkElements / ((T - 1) * cfg.vocab_size));
+  for (std::int64_t first = 0; first < windows.count; first += batch) {
+    const std::int64_t n = std::min(batch, windows.count - first);
+    auto ids = at::from_blob(const_cast<TokenId*>(windows.ids.data() + first * T), {n, T}, at::kInt)
+                   .to(device, at::kLong);                                        // [n, T]
+    at::Tensor h = model.hidden_states(ids).narrow(1, 0, T - 1);                  // [n, T-1, d]
+    at::Tensor targets = ids.narrow(1, 1, T - 1).unsqueeze(-1);                   // [n, T-1, 1]
+    for (std::int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
+      const std::int64_t rn = std::min(rows_per_chunk, n - r0);
+      at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);         // [rn, T-1, V]
+      at::Tensor target_logit = logits.gather(-1, targets.narrow(0, r0, rn)).squeeze(-1).to(at::kDouble);
+      at::Tensor m = std::get<0>(logits.max(-1, /*keepdim=*/true));               // [rn, T-1, 1]
+      at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1, false, at::kDouble);     // [rn, T-1], float64
+      at::Tensor nll = (m.squeeze(-1).to(at::kDouble) + sum_exp.log() - target_logit).cpu().contiguous();
+      const double* p = nll.data_ptr<double>();
+      for (std::int64_t w = 0; w < rn; ++w) {
+        const std::int64_t win = first + r0 + w;
+        double s = 0;
+        for (std::int64_t t = 0; t < T - 1; ++t) s += p[w * (T - 1) + t];
+        r.window_nll[static_cast<std::size_t>(win)] = s;
+        if (options.keep_token_nll)
+          std::copy(p + w * (T - 1), p + (w + 1) * (T - 1), r.token_nll.begin() + win * (T - 1));
+      }
+    }
+    if (options.progress) options.progress(first + n, windows.count);
+  }
+  for (double v : r.window_nll) r.nll_sum += v;
+  return r;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,48 @@
+// Registry of model architectures: each architecture file registers itself by HF model_type.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "workers/model/model_config.hpp"
+
+namespace linsweep {
+
+class LanguageModel;
+
+struct Architecture {
+  std::string name;  // HF `model_type`
+  // Parses a config.json document (path for messages) into a ModelConfig.
+  std::function<ModelConfig(const nlohmann::json&, const std::string& path)> parse_config;
+  // Builds an untrained module with HF parameter names, on CPU in float32.
+  std::function<std::shared_ptr<LanguageModel>(const ModelConfig&)> build;
+  // Checkpoint key prefixes tried before a parameter's own name ("transformer." for GPT-2).
+  std::vector<std::string> checkpoint_prefixes;
+  // Checkpoint tensors that are not parameters and are ignored (suffix match).
+  std::vector<std::string> ignored_suffixes;
+};
+
+// Process-wide list of architectures, filled by static registrars before main() and only
+// read afterwards (so lookups are thread safe).
+class ArchitectureRegistry {
+ public:
+  static ArchitectureRegistry& instance();
+  void add(Architecture a);
+  // Throws ModelError("<where>: unsupported architecture 'x' (known: a, b)") when unknown.
+  const Architecture& get(const std::string& name, const std::string& where) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<Architecture> archs_;
+};
+
+// Registers an architecture at static-initialisation time: `static ArchitectureRegistrar r{...};`
+struct ArchitectureRegistrar {
+  explicit ArchitectureRegistrar(Architecture a) { ArchitectureRegistry::instance().add(std::move(a)); }
+};
+
+}  // namespace linsweep

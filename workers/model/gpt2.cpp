@@ -1,0 +1,172 @@
+// GPT-2 (Radford et al. 2019) as a torch module with HF parameter names; registers "gpt2".
+#include <ATen/ATen.h>
+#include <torch/nn/init.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/module.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "workers/model/architecture_registry.hpp"
+#include "workers/model/attention.hpp"
+#include "workers/model/language_model.hpp"
+
+namespace linsweep {
+namespace {
+
+// HF's Conv1D: weight [in, out], y = x·W + b.
+class Conv1D : public torch::nn::Module {
+ public:
+  Conv1D(int64_t in, int64_t out) : in_(in) {
+    weight_ = register_parameter("weight", torch::empty({in, out}));
+    bias_ = register_parameter("bias", torch::zeros({out}));
+    torch::nn::init::normal_(weight_, 0.0, 0.02);
+  }
+  at::Tensor operator()(const at::Tensor& x) const {
+    auto shape = x.sizes().vec();
+    shape.back() = weight_.size(1);
+    return at::addmm(bias_, x.reshape({-1, in_}), weight_).view(shape);
+  }
+
+ private:
+  int64_t in_;
+  at::Tensor weight_, bias_;
+};
+
+class Gpt2Attention : public torch::nn::Module {
+ public:
+  Gpt2Attention(const ModelConfig& c, int64_t layer) : heads_(c.n_heads), d_(c.d_model) {
+    c_attn_ = register_module("c_attn", std::make_shared<Conv1D>(c.d_model, 3 * c.d_model));
+    c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(c.d_model, c.d_model));
+    scale_ = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(c.head_dim())) : 1.0;
+    if (c.scale_attn_by_inverse_layer_idx) scale_ /= static_cast<double>(layer + 1);
+  }
+  // x [B, T, d] -> [B, T, d]
+  at::Tensor operator()(const at::Tensor& x) {
+    const auto B = x.size(0), T = x.size(1), hd = d_ / heads_;
+    auto qkv = (*c_attn_)(x);  // [B, T, 3d], contiguous q | k | v
+    auto split = qkv.view({B, T, 3, heads_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
+    return (*c_proj_)(causal_attention(split[0], split[1], split[2], scale_));
+  }
+
+ private:
+  int64_t heads_, d_;
+  double scale_;
+  std::shared_ptr<Conv1D> c_attn_, c_proj_;
+};
+
+class Gpt2Mlp : public torch::nn::Module {
+ public:
+  Gpt2Mlp(const ModelConfig& c) : act_(c.activation) {
+    c_fc_ = register_module("c_fc", std::make_shared<Conv1D>(c.d_model, c.d_ff));
+    c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(c.d_ff, c.d_model));
+  }
+  // x [B, T, d] -> [B, T, d]
+  at::Tensor operator()(const at::Tensor& x) {
+    auto h = (*c_fc_)(x);  // [B, T, 4d]
+    h = at::gelu(h, act_ == Activation::kGeluTanh ? "tanh" : "none");
+    return (*c_proj_)(h);
+  }
+
+ private:
+  Activation act_;
+  std::shared_ptr<Conv1D> c_fc_, c_proj_;
+};
+
+class Gpt2Block : public torch::nn::Module {
+ public:
+  Gpt2Block(const ModelConfig& c, int64_t layer) {
+    auto ln = torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps);
+    ln_1_ = register_module("ln_1", torch::nn::LayerNorm(ln));
+    attn_ = register_module("attn", std::make_shared<Gpt2Attention>(c, layer));
+    ln_2_ = register_module("ln_2", torch::nn::LayerNorm(ln));
+    mlp_ = register_module("mlp", std::make_shared<Gpt2Mlp>(c));
+  }
+  // h [B, T, d] -> [B, T, d]
+  at::Tensor operator()(at::Tensor h, MlpHook& hook) {
+    h = h + (*attn_)(ln_1_(h));
+    at::Tensor x = ln_2_(h);  // the hook's X
+    return h + hook.apply(x, [this](const at::Tensor& t) { return (*mlp_)(t); });
+  }
+
+ private:
+  torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
+  std::shared_ptr<Gpt2Attention> attn_;
+  std::shared_ptr<Gpt2Mlp> mlp_;
+};
+
+class Gpt2Model : public LanguageModel {
+ public:
+  explicit Gpt2Model(const ModelConfig& c) : LanguageModel(c) {
+    wte_ = register_module("wte", torch::nn::Embedding(c.vocab_size, c.d_model));
+    wpe_ = register_module("wpe", torch::nn::Embedding(c.max_positions, c.d_model));
+    torch::nn::init::normal_(wte_->weight, 0.0, 0.02);
+    torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
+    auto list = torch::nn::ModuleList();
+    for (int64_t i = 0; i < c.n_layers; ++i) {
+      blocks_.push_back(std::make_shared<Gpt2Block>(c, i));
+      list->push_back(blocks_.back());
+    }
+    register_module("h", list);
+    ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
+  }
+
+  at::Tensor input_embedding(const at::Tensor& ids) override {
+    auto pos = at::arange(ids.size(1), ids.options());
+    return wte_(ids) + wpe_(pos);  // [B, T, d] + [T, d]
+  }
+
+  at::Tensor hidden_states(const at::Tensor& ids) override {
+    at::Tensor h = input_embedding(ids);  // [B, T, d]
+    for (std::size_t i = 0; i < blocks_.size(); ++i) h = (*blocks_[i])(h, hooks_[i]);
+    return ln_f_(h);
+  }
+
+  // Tied head: logits = h · wteᵀ.
+  at::Tensor head(const at::Tensor& h) override { return at::matmul(h, wte_->weight.t()); }
+
+ private:
+  torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
+  std::vector<std::shared_ptr<Gpt2Block>> blocks_;
+  torch::nn::LayerNorm ln_f_{nullptr};
+};
+
+ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) {
+  ModelConfig c;
+  c.vocab_size = config_int(j, path, "vocab_size");
+  c.d_model = config_int(j, path, "n_embd");
+  c.n_layers = config_int(j, path, "n_layer");
+  c.n_heads = config_int(j, path, "n_head");
+  c.d_ff = config_int_or(j, path, "n_inner", 4 * c.d_model);
+  c.max_positions = config_int_or(j, path, "n_positions", 1024);
+  c.layer_norm_eps = config_double_or(j, path, "layer_norm_epsilon", 1e-5);
+  const std::string act = config_string_or(j, path, "activation_function", "gelu_new");
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") {
+    c.activation = Activation::kGeluTanh;
+  } else if (act == "gelu") {
+    c.activation = Activation::kGeluExact;
+  } else {
+    throw ModelError(path + ": activation_function '" + act + "' is not supported (gelu_new, gelu)");
+  }
+  c.tied_head = config_bool_or(j, path, "tie_word_embeddings", true);
+  if (!c.tied_head) throw ModelError(path + ": GPT-2 with an untied head is not supported");
+  c.scale_attn_weights = config_bool_or(j, path, "scale_attn_weights", true);
+  c.scale_attn_by_inverse_layer_idx = config_bool_or(j, path, "scale_attn_by_inverse_layer_idx", false);
+  if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
+    c.eos_token_id = j["eos_token_id"].get<int64_t>();
+  return c;
+}
+
+const ArchitectureRegistrar kGpt2{Architecture{
+    "gpt2",
+    parse_gpt2_config,
+    [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<Gpt2Model>(c); },
+    {"transformer."},
+    {".attn.bias", ".attn.masked_bias", "lm_head.weight"},
+}};
+
+}  // namespace
+}  // namespace linsweep

@@ -1,0 +1,218 @@
+// GPT-NeoX / Pythia (Black et al. 2022) with HF parameter names; registers "gpt_neox".
+#include <ATen/ATen.h>
+#include <torch/nn/init.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/module.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "workers/model/architecture_registry.hpp"
+#include "workers/model/attention.hpp"
+#include "workers/model/language_model.hpp"
+
+namespace linsweep {
+namespace {
+
+torch::nn::Linear make_linear(int64_t in, int64_t out, bool bias) {
+  torch::nn::Linear l(torch::nn::LinearOptions(in, out).bias(bias));
+  torch::nn::init::normal_(l->weight, 0.0, 0.02);
+  if (bias) torch::nn::init::zeros_(l->bias);
+  return l;
+}
+
+// Split-halves rotation: [x1, x2] -> [-x2, x1] on the last dimension.
+at::Tensor rotate_half(const at::Tensor& x) {
+  auto half = x.size(-1) / 2;
+  return at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+class NeoxAttention : public torch::nn::Module {
+ public:
+  explicit NeoxAttention(const ModelConfig& c) : heads_(c.n_heads), hd_(c.head_dim()) {
+    rot_ = static_cast<int64_t>(static_cast<double>(hd_) * c.rotary_pct);
+    base_ = c.rotary_base;
+    query_key_value_ = register_module("query_key_value", make_linear(c.d_model, 3 * c.d_model, c.attention_bias));
+    dense_ = register_module("dense", make_linear(c.d_model, c.d_model, c.attention_bias));
+  }
+
+  // x [B, T, d] -> [B, T, d]
+  at::Tensor operator()(const at::Tensor& x) {
+    const auto B = x.size(0), T = x.size(1);
+    auto qkv = query_key_value_(x).view({B, T, heads_, 3 * hd_}).permute({0, 2, 1, 3});  // [B, H, T, 3hd], per head q|k|v
+    auto q = qkv.narrow(-1, 0, hd_);
+    auto k = qkv.narrow(-1, hd_, hd_);
+    auto v = qkv.narrow(-1, 2 * hd_, hd_);
+    if (rot_ > 0) {
+      auto [cos, sin] = rotary_tables(T, x);  // [T, rot]
+      q = apply_rotary(q, cos, sin);
+      k = apply_rotary(k, cos, sin);
+    }
+    return dense_(causal_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(hd_))));
+  }
+
+ private:
+  // cos/sin [T, rot] of t·inv_freq, inv_freq = 1 / base^(2i/rot), computed in float32.
+  std::pair<at::Tensor, at::Tensor> rotary_tables(int64_t T, const at::Tensor& like) {
+    if (!cos_.defined() || cos_.size(0) < T || cos_.device() != like.device() || cos_.scalar_type() != like.scalar_type()) {
+      auto f32 = at::TensorOptions().dtype(at::kFloat).device(like.device());
+      auto inv_freq = 1.0 / at::pow(base_, at::arange(0, rot_, 2, f32) / static_cast<double>(rot_));  // [rot/2]
+      auto t = at::arange(T, f32);
+      auto freqs = at::outer(t, inv_freq);  // [T, rot/2]
+      auto emb = at::cat({freqs, freqs}, -1);  // [T, rot]
+      cos_ = emb.cos().to(like.scalar_type());
+      sin_ = emb.sin().to(like.scalar_type());
+    }
+    return {cos_.narrow(0, 0, T), sin_.narrow(0, 0, T)};
+  }
+
+  // x [B, H, T, hd]: rotate the first rot_ dims, pass the rest through.
+  at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
+    auto xr = x.narrow(-1, 0, rot_);
+    auto rotated = xr * cos + rotate_half(xr) * sin;
+    if (rot_ == hd_) return rotated;
+    return at::cat({rotated, x.narrow(-1, rot_, hd_ - rot_)}, -1);
+  }
+
+  int64_t heads_, hd_, rot_;
+  double base_;
+  torch::nn::Linear query_key_value_{nullptr}, dense_{nullptr};
+  at::Tensor cos_, sin_;  // cache, not parameters
+};
+
+class NeoxMlp : public torch::nn::Module {
+ public:
+  explicit NeoxMlp(const ModelConfig& c) : act_(c.activation) {
+    dense_h_to_4h_ = register_module("dense_h_to_4h", make_linear(c.d_model, c.d_ff, true));
+    dense_4h_to_h_ = register_module("dense_4h_to_h", make_linear(c.d_ff, c.d_model, true));
+  }
+  // x [B, T, d] -> [B, T, d]
+  at::Tensor operator()(const at::Tensor& x) {
+    auto h = at::gelu(dense_h_to_4h_(x), act_ == Activation::kGeluTanh ? "tanh" : "none");  // [B, T, 4d]
+    return dense_4h_to_h_(h);
+  }
+
+ private:
+  Activation act_;
+  torch::nn::Linear dense_h_to_4h_{nullptr}, dense_4h_to_h_{nullptr};
+};
+
+class NeoxLayer : public torch::nn::Module {
+ public:
+  explicit NeoxLayer(const ModelConfig& c) : parallel_(c.parallel_residual) {
+    auto ln = torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps);
+    input_layernorm_ = register_module("input_layernorm", torch::nn::LayerNorm(ln));
+    post_attention_layernorm_ = register_module("post_attention_layernorm", torch::nn::LayerNorm(ln));
+    attention_ = register_module("attention", std::make_shared<NeoxAttention>(c));
+    mlp_ = register_module("mlp", std::make_shared<NeoxMlp>(c));
+  }
+  // h [B, T, d] -> [B, T, d]
+  at::Tensor operator()(const at::Tensor& h, MlpHook& hook) {
+    auto mlp = [this](const at::Tensor& t) { return (*mlp_)(t); };
+    auto a = (*attention_)(input_layernorm_(h));
+    if (parallel_) {  // h + attn(ln1(h)) + mlp(ln2(h))
+      at::Tensor x = post_attention_layernorm_(h);
+      return h + a + hook.apply(x, mlp);
+    }
+    at::Tensor h2 = h + a;  // sequential: h + attn, then the MLP on its LayerNorm
+    at::Tensor x = post_attention_layernorm_(h2);
+    return h2 + hook.apply(x, mlp);
+  }
+
+ private:
+  bool parallel_;
+  torch::nn::LayerNorm input_layernorm_{nullptr}, post_attention_layernorm_{nullptr};
+  std::shared_ptr<NeoxAttention> attention_;
+  std::shared_ptr<NeoxMlp> mlp_;
+};
+
+// The "gpt_neox." part of the parameter names.
+class NeoxBody : public torch::nn::Module {
+ public:
+  explicit NeoxBody(const ModelConfig& c) {
+    embed_in_ = register_module("embed_in", torch::nn::Embedding(c.vocab_size, c.d_model));
+    torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
+    auto list = torch::nn::ModuleList();
+    for (int64_t i = 0; i < c.n_layers; ++i) {
+      layers_.push_back(std::make_shared<NeoxLayer>(c));
+      list->push_back(layers_.back());
+    }
+    register_module("layers", list);
+    final_layer_norm_ =
+        register_module("final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
+  }
+  torch::nn::Embedding embed_in_{nullptr};
+  std::vector<std::shared_ptr<NeoxLayer>> layers_;
+  torch::nn::LayerNorm final_layer_norm_{nullptr};
+};
+
+class NeoxModel : public LanguageModel {
+ public:
+  explicit NeoxModel(const ModelConfig& c) : LanguageModel(c) {
+    body_ = register_module("gpt_neox", std::make_shared<NeoxBody>(c));
+    if (!c.tied_head) embed_out_ = register_module("embed_out", make_linear(c.d_model, c.vocab_size, false));
+  }
+
+  at::Tensor input_embedding(const at::Tensor& ids) override { return body_->embed_in_(ids); }
+
+  at::Tensor hidden_states(const at::Tensor& ids) override {
+    at::Tensor h = body_->embed_in_(ids);  // [B, T, d]
+    for (std::size_t i = 0; i < body_->layers_.size(); ++i) h = (*body_->layers_[i])(h, hooks_[i]);
+    return body_->final_layer_norm_(h);
+  }
+
+  at::Tensor head(const at::Tensor& h) override {
+    return at::matmul(h, (embed_out_ ? embed_out_->weight : body_->embed_in_->weight).t());
+  }
+
+ private:
+  std::shared_ptr<NeoxBody> body_;
+  torch::nn::Linear embed_out_{nullptr};
+};
+
+ModelConfig parse_neox_config(const nlohmann::json& j, const std::string& path) {
+  ModelConfig c;
+  c.vocab_size = config_int(j, path, "vocab_size");
+  c.d_model = config_int(j, path, "hidden_size");
+  c.n_layers = config_int(j, path, "num_hidden_layers");
+  c.n_heads = config_int(j, path, "num_attention_heads");
+  c.d_ff = config_int_or(j, path, "intermediate_size", 4 * c.d_model);
+  c.max_positions = config_int_or(j, path, "max_position_embeddings", 2048);
+  c.layer_norm_eps = config_double_or(j, path, "layer_norm_eps", 1e-5);
+  const std::string act = config_string_or(j, path, "hidden_act", "gelu");
+  if (act == "gelu") {
+    c.activation = Activation::kGeluExact;
+  } else if (act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh") {
+    c.activation = Activation::kGeluTanh;
+  } else {
+    throw ModelError(path + ": hidden_act '" + act + "' is not supported (gelu, gelu_new)");
+  }
+  c.rotary_pct = config_double_or(j, path, "rotary_pct", 1.0);
+  if (c.rotary_pct < 0 || c.rotary_pct > 1) throw ModelError(path + ": rotary_pct must lie in [0, 1]");
+  c.rotary_base = config_double_or(j, path, "rotary_emb_base", config_double_or(j, path, "rope_theta", 10000.0));
+  if (!(c.rotary_base > 0)) throw ModelError(path + ": rotary_emb_base must be positive");
+  c.parallel_residual = config_bool_or(j, path, "use_parallel_residual", true);
+  c.tied_head = config_bool_or(j, path, "tie_word_embeddings", false);
+  c.attention_bias = config_bool_or(j, path, "attention_bias", true);
+  if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
+    c.eos_token_id = j["eos_token_id"].get<int64_t>();
+  if (c.n_heads > 0 && c.d_model % c.n_heads == 0 &&
+      static_cast<int64_t>(static_cast<double>(c.d_model / c.n_heads) * c.rotary_pct) % 2 != 0)
+    throw ModelError(path + ": rotary dimensions (head_dim * rotary_pct) must be even");
+  return c;
+}
+
+const ArchitectureRegistrar kNeox{Architecture{
+    "gpt_neox",
+    parse_neox_config,
+    [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<NeoxModel>(c); },
+    {},
+    {".attention.rotary_emb.inv_freq", ".attention.bias", ".attention.masked_bias"},
+}};
+
+}  // namespace
+}  // namespace linsweep

@@ -1,0 +1,44 @@
+// Abstract decoder-only language model with named HF parameters and one MLP hook per layer.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <vector>
+
+#include "workers/model/mlp_hook.hpp"
+#include "workers/model/model_config.hpp"
+
+namespace linsweep {
+
+// A trainable torch module (parameters carry HF checkpoint names, e.g. "h.0.mlp.c_fc.weight")
+// whose every layer routes its MLP through hook(layer). Not thread safe: one thread drives it.
+class LanguageModel : public torch::nn::Module {
+ public:
+  explicit LanguageModel(ModelConfig config) : config_(std::move(config)), hooks_(config_.n_layers) {}
+
+  // ids [B, T] int64 -> final hidden states after the last LayerNorm [B, T, d].
+  virtual at::Tensor hidden_states(const at::Tensor& ids) = 0;
+  // h [.., d] -> logits [.., vocab] (vocab may be padded past the tokenizer).
+  virtual at::Tensor head(const at::Tensor& h) = 0;
+  // The token component e_t of the MLP input's residual stream: token embedding (+ position
+  // embedding for GPT-2) for ids [B, T] -> [B, T, d].
+  virtual at::Tensor input_embedding(const at::Tensor& ids) = 0;
+
+  at::Tensor forward(const at::Tensor& ids) { return head(hidden_states(ids)); }
+
+  const ModelConfig& config() const noexcept { return config_; }
+  int64_t num_layers() const noexcept { return config_.n_layers; }
+  // Throws ModelError when layer is out of range.
+  MlpHook& hook(int64_t layer);
+  // Resets every hook to the plain MLP with no capture.
+  void reset_hooks();
+
+ protected:
+  ModelConfig config_;
+  std::vector<MlpHook> hooks_;
+};
+
+// Causal mask [T, T] with true above the diagonal (positions that may not be attended).
+at::Tensor causal_mask(int64_t t, const at::Device& device);
+
+}  // namespace linsweep

@@ -1,0 +1,113 @@
+// Parameter-by-parameter copy from a safetensors checkpoint into the architecture's module.
+#include "workers/model/load_model.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#include <torch/utils.h>
+
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "workers/checkpoint.hpp"
+#include "workers/model/architecture_registry.hpp"
+#include "workers/runtime.hpp"
+
+namespace linsweep {
+namespace {
+
+std::string shape_str(at::IntArrayRef s) {
+  std::ostringstream o;
+  o << '[';
+  for (std::size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  o << ']';
+  return o.str();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+at::Tensor to_tensor(const TensorInfo& t, const std::string& file) {
+  at::ScalarType st;
+  switch (t.dtype) {
+    case DType::kF32: st = at::kFloat; break;
+    case DType::kF16: st = at::kHalf; break;
+    case DType::kBF16: st = at::kBFloat16; break;
+    default:
+      throw ModelError(file + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
+                       "; weights must be F32, F16 or BF16");
+  }
+  // Copy, not from_blob: mapped data need not be aligned for the element type.
+  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(st));
+  if (!t.data.empty()) std::memcpy(out.data_ptr(), t.data.data(), t.data.size());
+  return out;
+}
+
+}  // namespace
+
+at::ScalarType parse_compute_dtype(const std::string& name) {
+  check_dtype_name(name);
+  if (name == "bfloat16") return at::kBFloat16;
+  if (name == "float16") return at::kHalf;
+  return at::kFloat;
+}
+
+std::shared_ptr<LanguageModel> build_model(const ModelConfig& config) {
+  return ArchitectureRegistry::instance().get(config.architecture, "model config").build(config);
+}
+
+LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
+  LoadedModel out;
+  out.dir = dir;
+  const ModelConfig config = read_model_config(dir);
+  const Architecture& arch = ArchitectureRegistry::instance().get(config.architecture, dir + "/config.json");
+  const at::ScalarType dtype = parse_compute_dtype(options.dtype);
+  const std::string device = resolve_device(options.device);
+  Checkpoint ckpt(dir);
+  const std::string where = ckpt.files().size() == 1 ? ckpt.files()[0] : dir + "/model.safetensors.index.json";
+
+  torch::NoGradGuard no_grad;
+  auto model = arch.build(config);
+  std::set<std::string> used;
+  std::set<std::string> stored_dtypes;
+  for (auto& item : model->named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    const TensorInfo* info = nullptr;
+    std::string key;
+    for (const auto& prefix : arch.checkpoint_prefixes) {
+      if ((info = ckpt.find(prefix + name)) != nullptr) {
+        key = prefix + name;
+        break;
+      }
+    }
+    if (info == nullptr && (info = ckpt.find(name)) != nullptr) key = name;
+    if (info == nullptr) throw ModelError(where + ": tensor '" + name + "' is missing");
+    at::Tensor param = item.value();
+    if (at::IntArrayRef(info->shape) != param.sizes())
+      throw ModelError(where + ": tensor '" + key + "' has shape " + shape_str(info->shape) +
+                       " but config.json implies " + shape_str(param.sizes()));
+    param.copy_(to_tensor(*info, where));
+    stored_dtypes.insert(dtype_name(info->dtype));
+    used.insert(key);
+  }
+  for (const auto& name : ckpt.names()) {
+    if (used.count(name) != 0) continue;
+    bool ignorable = false;
+    for (const auto& suffix : arch.ignored_suffixes) ignorable = ignorable || ends_with(name, suffix);
+    if (!ignorable)
+      throw ModelError(where + ": unexpected tensor '" + name + "' for a " + config.architecture +
+                       " model with this config.json (wrong architecture or layer count?)");
+  }
+  model->to(at::Device(device), dtype);
+  model->eval();
+  out.model = model;
+  out.device = device;
+  out.dtype = dtype;
+  for (const auto& p : model->parameters()) out.parameter_count += p.numel();
+  for (const auto& d : stored_dtypes) out.checkpoint_dtypes += (out.checkpoint_dtypes.empty() ? "" : ",") + d;
+  return out;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,58 @@
+// The one hook point per layer around the MLP: capture X/Y, replace by an affine map, or route.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+
+namespace linsweep {
+
+// An affine surrogate y = x·W + b. weight [d, d] (input rows, output columns), bias [d].
+struct AffineMap {
+  at::Tensor weight;
+  at::Tensor bias;
+};
+
+// The layer's own MLP, x [.., d] -> y [.., d].
+using MlpFn = std::function<at::Tensor(const at::Tensor&)>;
+// Called with X (post-LayerNorm MLP input) and Y (the MLP's own output), both [B, T, d],
+// for every forward pass through the layer while set.
+using CaptureFn = std::function<void(const at::Tensor& x, const at::Tensor& y)>;
+// Returns a bool mask [B, T]: true where the affine map replaces the MLP.
+using RouteFn = std::function<at::Tensor(const at::Tensor& x)>;
+// Full control for training-time variants (e.g. soft gates): returns the layer's MLP output.
+using OverrideFn = std::function<at::Tensor(const at::Tensor& x, const MlpFn& mlp)>;
+
+// Per-layer hook. Modes: the MLP (default), the affine map everywhere, routed per position,
+// or an override. Capture is independent of the mode and always receives the MLP's own Y
+// (computed even where the output is affine). Not thread safe: owned by one model, which is
+// driven by one thread.
+class MlpHook {
+ public:
+  enum class Mode { kMlp, kAffine, kRouted, kOverride };
+
+  void use_mlp();
+  // The map is moved to `x`'s device and dtype on first use.
+  void use_affine(AffineMap map);
+  void use_routed(AffineMap map, RouteFn route);
+  void use_override(OverrideFn fn);
+  void set_capture(CaptureFn fn) { capture_ = std::move(fn); }
+  void clear_capture() { capture_ = nullptr; }
+
+  Mode mode() const noexcept { return mode_; }
+  bool capturing() const noexcept { return static_cast<bool>(capture_); }
+
+  // Runs the layer's MLP position x [B, T, d] through the hook; returns [B, T, d].
+  at::Tensor apply(const at::Tensor& x, const MlpFn& mlp);
+
+ private:
+  at::Tensor affine(const at::Tensor& x);
+
+  Mode mode_ = Mode::kMlp;
+  AffineMap map_;
+  RouteFn route_;
+  OverrideFn override_;
+  CaptureFn capture_;
+};
+
+}  // namespace linsweep

@@ -1,0 +1,90 @@
+// config.json reading and the checks every architecture shares.
+#include "workers/model/model_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "common/file_io.hpp"
+#include "workers/model/architecture_registry.hpp"
+
+namespace linsweep {
+namespace {
+
+constexpr std::size_t kMaxConfigBytes = 16u << 20;
+
+[[noreturn]] void bad_field(const std::string& path, const char* name, const char* what) {
+  throw ModelError(path + ": field '" + name + "' " + what);
+}
+
+}  // namespace
+
+std::int64_t config_int(const nlohmann::json& j, const std::string& path, const char* name) {
+  if (!j.contains(name) || j[name].is_null()) bad_field(path, name, "is missing");
+  if (!j[name].is_number_integer()) bad_field(path, name, "is not an integer");
+  return j[name].get<std::int64_t>();
+}
+
+std::int64_t config_int_or(const nlohmann::json& j, const std::string& path, const char* name, std::int64_t fallback) {
+  if (!j.contains(name) || j[name].is_null()) return fallback;
+  return config_int(j, path, name);
+}
+
+double config_double_or(const nlohmann::json& j, const std::string& path, const char* name, double fallback) {
+  if (!j.contains(name) || j[name].is_null()) return fallback;
+  if (!j[name].is_number()) bad_field(path, name, "is not a number");
+  return j[name].get<double>();
+}
+
+bool config_bool_or(const nlohmann::json& j, const std::string& path, const char* name, bool fallback) {
+  if (!j.contains(name) || j[name].is_null()) return fallback;
+  if (!j[name].is_boolean()) bad_field(path, name, "is not a boolean");
+  return j[name].get<bool>();
+}
+
+std::string config_string_or(const nlohmann::json& j, const std::string& path, const char* name,
+                             const std::string& fallback) {
+  if (!j.contains(name) || j[name].is_null()) return fallback;
+  if (!j[name].is_string()) bad_field(path, name, "is not a string");
+  return j[name].get<std::string>();
+}
+
+void validate_common(const ModelConfig& c, const std::string& path) {
+  auto positive = [&](std::int64_t v, const char* name, std::int64_t max) {
+    if (v <= 0 || v > max)
+      throw ModelError(path + ": " + name + " = " + std::to_string(v) + " is outside 1.." + std::to_string(max));
+  };
+  positive(c.vocab_size, "vocab size", 1 << 24);
+  positive(c.d_model, "hidden size", 1 << 16);
+  positive(c.n_layers, "layer count", 1024);
+  positive(c.n_heads, "head count", 1024);
+  positive(c.d_ff, "MLP size", 1 << 18);
+  positive(c.max_positions, "position count", 1 << 24);
+  if (c.d_model % c.n_heads != 0)
+    throw ModelError(path + ": hidden size " + std::to_string(c.d_model) + " is not divisible by " +
+                     std::to_string(c.n_heads) + " heads");
+  if (!(c.layer_norm_eps > 0)) throw ModelError(path + ": layer norm epsilon must be positive");
+}
+
+ModelConfig read_model_config(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  if (!is_regular_file(path)) {
+    if (!is_directory(dir)) throw ModelError(dir + ": not a model directory");
+    throw ModelError(path + ": missing (not an HF model directory)");
+  }
+  nlohmann::json j;
+  try {
+    j = read_json_file(path, kMaxConfigBytes);
+  } catch (const InputError& e) {
+    throw ModelError(e.what());
+  }
+  if (!j.is_object()) throw ModelError(path + ": not a JSON object");
+  const std::string type = config_string_or(j, path, "model_type", "");
+  if (type.empty()) throw ModelError(path + ": field 'model_type' is missing");
+  const Architecture& arch = ArchitectureRegistry::instance().get(type, path);
+  ModelConfig c = arch.parse_config(j, path);
+  c.architecture = arch.name;
+  validate_common(c, path);
+  return c;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,48 @@
+// Device, dtype and thread selection.
+#include "workers/runtime.hpp"
+
+#include <ATen/Parallel.h>
+#include <ATen/Context.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "common/errors.hpp"
+
+namespace linsweep {
+int default_thread_count() {
+  int forced = env_int("LINSWEEP_THREADS", 0);
+  if (forced > 0) return forced;
+  int n = available_cpus() / std::max(1, local_size());
+  return n > 0 ? n : 1;
+}
+
+void configure_threads(int threads) { at::set_num_threads(threads > 0 ? threads : default_thread_count()); }
+
+std::string resolve_device(const std::string& requested) {
+  const bool cuda = at::hasCUDA();
+  if (requested == "auto") {
+    if (!cuda) return "cpu";
+    // Device count is only known through the CUDA hooks; local rank picks the GPU.
+    int count = static_cast<int>(at::getNumGPUs());
+    return count > 0 ? "cuda:" + std::to_string(local_rank() % count) : "cpu";
+  }
+  if (requested == "cpu") return requested;
+  if (requested.rfind("cuda", 0) == 0) {
+    if (!cuda) throw InputError("device '" + requested + "': this build or machine has no CUDA");
+    if (requested == "cuda") return "cuda:" + std::to_string(local_rank() % static_cast<int>(at::getNumGPUs()));
+    if (requested.size() > 5 && requested[4] == ':') {
+      int idx = std::atoi(requested.c_str() + 5);
+      if (idx >= 0 && static_cast<std::size_t>(idx) < at::getNumGPUs()) return requested;
+    }
+    throw InputError("device '" + requested + "': no such CUDA device");
+  }
+  throw InputError("device '" + requested + "': expected auto, cpu, cuda or cuda:N");
+}
+
+void check_dtype_name(const std::string& name) {
+  if (name != "float32" && name != "bfloat16" && name != "float16")
+    throw InputError("dtype '" + name + "': expected float32, bfloat16 or float16");
+}
+
+}  // namespace linsweep
