@@ -27,6 +27,18 @@ int main(int argc, char** argv) {
   linsweep::add_eval_command(app, &action);
   linsweep::add_tokenize_command(app, &action);
   linsweep::add_inspect_command(app, &action);
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "linsweep: unknown command '%s' (known: %s)\n", argv[1], names.c_str());
+      return static_cast<int>(ExitCode::kBadInput);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

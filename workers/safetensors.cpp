@@ -2,7 +2,9 @@
 #include "workers/safetensors.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -147,6 +149,35 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_([&] {
 const TensorInfo* SafetensorsFile::find(const std::string& name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;
+}
+
+void write_safetensors(const std::string& path, const std::vector<TensorBytes>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    std::uint64_t n = dtype_size(t.dtype);
+    for (auto d : t.shape) n *= static_cast<std::uint64_t>(d);
+    if (n != t.bytes.size()) throw ModelError(path + ": tensor '" + t.name + "' has the wrong number of bytes");
+    header[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + n}}};
+    offset += n;
+  }
+  std::string text = header.dump();
+  while (text.size() % 8 != 0) text.push_back(' ');
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw ModelError(tmp + ": cannot write");
+    std::uint8_t len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>((text.size() >> (8 * i)) & 0xFF);
+    out.write(reinterpret_cast<const char*>(len), 8);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const auto& t : tensors) out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+    out.flush();
+    if (!out) throw ModelError(tmp + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw ModelError(path + ": cannot rename the temporary file");
 }
 
 }  // namespace linsweep

@@ -52,4 +52,18 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// A tensor to write: raw little-endian bytes of `dtype` in C order.
+struct TensorBytes {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> bytes;  // numel * dtype_size
+};
+
+// Writes a safetensors file (header padded to 8 bytes, tensors in the given order) to
+// `path` via a temporary file and rename, so a reader never sees half a file. Throws
+// ModelError on a size mismatch or a write failure.
+void write_safetensors(const std::string& path, const std::vector<TensorBytes>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
 }  // namespace linsweep

@@ -38,10 +38,10 @@ std::vector<TokenId> read_npy_tokens(const std::string& path) {
   const std::string header(reinterpret_cast<const char*>(b.data() + header_start), header_len);
 
   std::smatch m;
-  static const std::regex descr_re(R"('descr'\s*:\s*'([<>|=])([iu])(\d+)')");
+  static const std::regex descr_re(R"('descr'\s*:\s*'([<>|=])([a-zA-Z])(\d+)')");
   static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(header, m, descr_re)) fail(".npy header has no integer 'descr'");
+  if (!std::regex_search(header, m, descr_re)) fail(".npy header has no supported 'descr'");
   const char endian = m[1].str()[0];
   const char kind = m[2].str()[0];
   const int size = std::stoi(m[3].str().substr(0, 2));

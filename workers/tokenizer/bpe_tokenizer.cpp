@@ -151,7 +151,13 @@ void BpeTokenizer::finish(const std::string& source, const std::vector<std::pair
                        "') uses or makes a token missing from the vocab");
     merges_.emplace(pair_key(ia->second, ib->second), Merge{static_cast<std::int32_t>(r), im->second});
   }
-  if (auto it = token_to_id_.find("<|endoftext|>"); it != token_to_id_.end()) eos_ = it->second;
+  if (auto it = token_to_id_.find("<|endoftext|>"); it != token_to_id_.end()) {
+    eos_ = it->second;
+    // GPT-2's vocab.json carries <|endoftext|> as an ordinary entry; it is still special.
+    bool listed = false;
+    for (const auto& sp : specials_) listed = listed || sp.first == it->first;
+    if (!listed) specials_.emplace_back(it->first, it->second);
+  }
   // Longest special first so that one that is a prefix of another does not win.
   std::sort(specials_.begin(), specials_.end(),
             [](const auto& x, const auto& y) { return x.first.size() > y.first.size(); });

@@ -1,0 +1,235 @@
+// The real `linsweep` binary: results on the fixtures, and exit code 2 with one line naming
+// the file for every kind of bad input.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+
+#include "support/test_support.hpp"
+
+#ifndef LINSWEEP_BINARY
+#error "LINSWEEP_BINARY must name the linsweep executable"
+#endif
+
+using linsweep::test::ScratchDir;
+namespace test = linsweep::test;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  bool crashed = false;
+  std::string out, err;
+};
+
+Run run(const std::string& args) {
+  ScratchDir io;
+  const std::string cmd = "timeout 120 " + std::string(LINSWEEP_BINARY) + " " + args + " >" + (io / "out") + " 2>" +
+                          (io / "err") + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.crashed = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) >= 124);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = test::read_text(io / "out");
+  r.err = test::read_text(io / "err");
+  return r;
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// Rewrites the JSON header of a safetensors file through `edit`, keeping the data.
+void edit_header(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
+  std::string bytes = test::read_text(path);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  auto header = nlohmann::json::parse(bytes.substr(8, n));
+  edit(header);
+  std::string text = header.dump();
+  std::string len(8, '\0');
+  for (int i = 0; i < 8; ++i) len[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  test::write_text(path, len + text + bytes.substr(8 + n));
+}
+
+}  // namespace
+
+TEST_CASE("eval, tokenize and inspect give the reference results") {
+  const std::string model = test::model_dir("tiny-gpt2");
+  Run r = run("eval --model " + q(model) + " --corpus " + q(test::tokens_file("tiny-gpt2")) +
+              " --start 0 --tokens 256 --context 32 --json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tokens_scored"] == 248);
+  CHECK(j["ppl"].get<double>() == Approx(test::golden()["tiny-gpt2"]["ppl"].get<double>()).epsilon(1e-5));
+  CHECK(j["nll_sum"].get<double>() == Approx(test::golden()["tiny-gpt2"]["nll_sum"].get<double>()).epsilon(1e-5));
+
+  r = run("tokenize --model " + q(model) + " --in " + q(test::data_dir() + "/tokenizer/edge.txt") + " --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out) == nlohmann::json::parse(test::read_text(test::data_dir() + "/tokenizer/edge.k767.json")));
+
+  r = run("inspect --json " + q(test::model_dir("tiny-neox")));
+  REQUIRE(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["architecture"] == "gpt_neox");
+  CHECK(j["residual"] == "parallel");
+  CHECK(j["vocab_size"] == 1088);
+  CHECK(j["rotary_dims"] == 4);
+  CHECK(j["tokenizer"]["merges"] == 767);
+
+  for (const char* cmd : {"", "eval ", "tokenize ", "inspect "}) {
+    INFO(cmd);
+    Run h = run(std::string(cmd) + "--help");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("Usage") != std::string::npos);
+  }
+}
+
+TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the problem") {
+  ScratchDir dir;
+  const std::string good_corpus = test::tokens_file("tiny-gpt2");
+  struct Case {
+    const char* name;
+    std::function<std::string(const std::string& d)> setup;  // returns the arguments
+    const char* message;                                      // must appear in the line
+  };
+  // A broken copy of the tiny GPT-2 model, evaluated on the fixture stream.
+  auto broken_model = [&](const std::string& d, const std::function<void(const std::string&)>& damage) {
+    test::copy_model("tiny-gpt2", d + "/m");
+    damage(d + "/m");
+    return "eval --model " + q(d + "/m") + " --corpus " + q(good_corpus) + " --context 32 --tokens 256";
+  };
+  auto text_corpus = [&](const std::string& d, const std::string& content, const std::string& extra = "") {
+    test::write_text(d + "/corpus.txt", content);
+    return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/corpus.txt") + " --format text " + extra;
+  };
+  auto config = [](const std::string& m, const std::function<void(nlohmann::json&)>& f) {
+    auto j = nlohmann::json::parse(test::read_text(m + "/config.json"));
+    f(j);
+    test::write_text(m + "/config.json", j.dump());
+  };
+  const Case cases[] = {
+      {"bad_truncated_weights",
+       [&](auto d) { return broken_model(d, [](auto m) { std::filesystem::resize_file(m + "/model.safetensors", 6); }); },
+       "model.safetensors: truncated"},
+      {"bad_header_past_end",
+       [&](auto d) {
+         return broken_model(d, [](auto m) { std::filesystem::resize_file(m + "/model.safetensors", 2000); });
+       },
+       "runs past the end of the file"},
+      {"bad_offsets_overlap",
+       [&](auto d) {
+         return broken_model(d, [](auto m) {
+           edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["data_offsets"] = h["ln_f.weight"]["data_offsets"]; });
+         });
+       },
+       "overlap"},
+      {"bad_offsets_outside",
+       [&](auto d) {
+         return broken_model(d, [](auto m) {
+           edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["data_offsets"] = {1u << 30, (1u << 30) + 256}; });
+         });
+       },
+       "outside the data section"},
+      {"bad_unknown_dtype",
+       [&](auto d) {
+         return broken_model(d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["dtype"] = "F12"; }); });
+       },
+       "unknown dtype 'F12'"},
+      {"bad_unsupported_weight_dtype",
+       [&](auto d) {
+         return broken_model(d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["dtype"] = "I32"; }); });
+       },
+       "weights must be F32, F16 or BF16"},
+      {"bad_shape_vs_config",
+       [&](auto d) { return broken_model(d, [&](auto m) { config(m, [](auto& j) { j["vocab_size"] = 1000; }); }); },
+       "but config.json implies [1000, 64]"},
+      {"bad_missing_tensor",
+       [&](auto d) {
+         return broken_model(d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h.erase("h.1.ln_2.bias"); }); });
+       },
+       "tensor 'h.1.ln_2.bias' is missing"},
+      {"bad_missing_config",
+       [&](auto d) { return broken_model(d, [](auto m) { std::filesystem::remove(m + "/config.json"); }); },
+       "config.json: missing"},
+      {"bad_invalid_config",
+       [&](auto d) { return broken_model(d, [](auto m) { test::write_text(m + "/config.json", "{\"n_embd\": 64,"); }); },
+       "config.json: invalid JSON"},
+      {"bad_architecture",
+       [&](auto d) { return broken_model(d, [&](auto m) { config(m, [](auto& j) { j["model_type"] = "mamba"; }); }); },
+       "unsupported architecture 'mamba' (known: "},
+      {"bad_pickle_only",
+       [&](auto d) {
+         return broken_model(d, [](auto m) {
+           std::filesystem::remove(m + "/model.safetensors");
+           test::write_text(m + "/pytorch_model.bin", "PK\x03\x04");
+         });
+       },
+       "pickle checkpoints are not read"},
+      {"bad_utf8_corpus", [&](auto d) { return text_corpus(d, "fine text then \xc3\x28 broken"); },
+       "corpus.txt: invalid UTF-8 at byte 15"},
+      {"bad_empty_corpus", [&](auto d) { return text_corpus(d, ""); }, "corpus.txt: corpus is empty"},
+      {"bad_split_past_end", [&](auto d) { return text_corpus(d, "a short text", "--start 5 --tokens 100 --context 4"); },
+       "runs past the end of the stream"},
+      {"bad_context_too_long",
+       [&](auto d) {
+         return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(good_corpus) + " --context 512";
+       },
+       "longer than the model's 256 positions"},
+      {"bad_format",
+       [&](auto d) { return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(good_corpus) + " --format csv"; },
+       "corpus format 'csv' is unknown"},
+      {"bad_missing_corpus",
+       [&](auto d) { return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/nope.txt"); },
+       "nope.txt: cannot open"},
+      {"bad_npy",
+       [&](auto d) {
+         test::write_text(d + "/x.npy", "not numpy at all");
+         return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/x.npy");
+       },
+       "x.npy: not a .npy file"},
+      {"bad_npy_ids_past_vocab",
+       [&](auto d) {
+         // A hand-made .npy: int32 ids 1..7 then 5000, past the model's 1024.
+         std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (8,), }";
+         while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+         header += '\n';
+         std::string data;
+         for (int id : {1, 2, 3, 4, 5, 6, 7, 5000})
+           for (int k = 0; k < 4; ++k) data += static_cast<char>((id >> (8 * k)) & 0xFF);
+         test::write_text(d + "/ids.npy", std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' +
+                                              header + data);
+         return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/ids.npy") + " --context 4";
+       },
+       "outside the model's vocabulary"},
+      {"bad_usage_missing_option", [&](auto d) { return std::string("eval --corpus x"); }, "--model is required"},
+      {"bad_usage_unknown_command", [&](auto d) { return std::string("frobnicate"); }, "unknown command 'frobnicate'"},
+      {"bad_tokenize_utf8",
+       [&](auto d) {
+         test::write_text(d + "/in.txt", "\xff");
+         return "tokenize --model " + q(test::model_dir("tiny-gpt2")) + " --in " + q(d + "/in.txt");
+       },
+       "in.txt: invalid UTF-8 at byte 0"},
+      {"bad_tokenizer_files",
+       [&](auto d) {
+         std::filesystem::create_directories(d + "/tok");
+         test::write_text(d + "/in.txt", "x");
+         return "tokenize --model " + q(d + "/tok") + " --in " + q(d + "/in.txt");
+       },
+       "no tokenizer.json"},
+      {"bad_inspect_dir", [&](auto d) { return "inspect " + q(d + "/absent"); }, "absent: not a model directory"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    ScratchDir d;
+    const std::string args = c.setup(d.path());
+    const Run r = run(args);
+    INFO(r.err);
+    CHECK(!r.crashed);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+}

@@ -1,0 +1,43 @@
+// Communicator over real MPI ranks (run by ctest under mpirun -n 2): sums, backend choice.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "common/errors.hpp"
+#include "workers/comm/communicator.hpp"
+
+using namespace linsweep;
+
+TEST_CASE("MPI all-reduce sums every rank's partial statistics") {
+  auto comm = make_world_communicator("mpi");
+  CHECK(comm->backend() == "mpi");
+  const int r = comm->rank(), n = comm->size();
+  std::vector<double> v = {1.0, static_cast<double>(r), 0.5 * r * r, 1e300};
+  comm->allreduce_sum(v);
+  double squares = 0, ranks = 0;
+  for (int k = 0; k < n; ++k) ranks += k, squares += 0.5 * k * k;
+  CHECK(v[0] == n);
+  CHECK(v[1] == ranks);
+  CHECK(v[2] == squares);
+  CHECK(v[3] == Approx(1e300 * n));
+  comm->allreduce_sum({});  // empty is a no-op on every rank
+  comm->barrier();
+}
+
+TEST_CASE("backend choice: auto falls back to MPI without a GPU; unknown names are refused") {
+  auto comm = make_world_communicator("auto");
+  CHECK(comm->backend() == (nccl_usable() ? "nccl" : "mpi"));
+  if (!nccl_usable()) CHECK_THROWS_AS(make_world_communicator("nccl"), CommError);
+  CHECK_THROWS_WITH(make_world_communicator("gloo"), Catch::Contains("known: auto, mpi, nccl"));
+}
+
+int main(int argc, char** argv) {
+  MpiSession mpi(&argc, &argv);
+  const int failed = Catch::Session().run(argc, argv);
+  // Every rank must agree on the outcome; a failure anywhere fails the test.
+  auto comm = make_mpi_world_communicator();
+  std::vector<double> f = {static_cast<double>(failed != 0)};
+  comm->allreduce_sum(f);
+  return f[0] > 0 ? 1 : 0;
+}

@@ -1,0 +1,107 @@
+// Corpus readers (text, WikiText, LAMBADA, Brown, .npy) and their token streams.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "common/errors.hpp"
+#include "support/test_support.hpp"
+#include "workers/corpus/corpus.hpp"
+#include "workers/corpus/npy.hpp"
+
+using namespace linsweep;
+using linsweep::test::ScratchDir;
+
+TEST_CASE("good_: WikiText articles become documents, sections stay inside them") {
+  ScratchDir dir;
+  test::write_text(dir / "wiki.test.raw",
+                   " \n = Alpha = \n \n Alpha text .\n \n = = Section = = \n More alpha .\n = Beta = \n Beta text .\n");
+  const auto docs = read_documents(dir / "wiki.test.raw", CorpusFormat::kWikitext);
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0] == " = Alpha = \n \n Alpha text .\n \n = = Section = = \n More alpha .\n");
+  CHECK(docs[1] == " = Beta = \n Beta text .\n");
+  CHECK(guess_corpus_format(dir / "wiki.test.raw") == CorpusFormat::kWikitext);
+}
+
+TEST_CASE("good_: LAMBADA lines, plain text and Brown files") {
+  ScratchDir dir;
+  test::write_text(dir / "lambada.jsonl", "{\"text\": \"first passage\"}\n\n{\"text\": \"second\"}\n");
+  CHECK(read_documents(dir / "lambada.jsonl", CorpusFormat::kLambada) == std::vector<std::string>{"first passage", "second"});
+  test::write_text(dir / "plain.txt", "one document\nwith two lines\n");
+  CHECK(read_documents(dir / "plain.txt", CorpusFormat::kText).size() == 1);
+
+  const std::string tagged =
+      "\n\n\tThe/at jury/nn said/vbd ``/`` no/at evidence/nn ''/'' ,/, and/cc it/pps did/dod n't/* ./.\n"
+      "\tIt/pps ended/vbd (/( at/in noon/nn )/) ;/. 1/2/cd cup/nn ?/.\n\n\n\tNew/jj paragraph/nn ./.\n";
+  CHECK(brown_detag(tagged) ==
+        "The jury said \"no evidence\", and it didn't. It ended (at noon); 1/2 cup?\nNew paragraph.");
+  std::filesystem::create_directories(dir / "brown");
+  test::write_text(dir / "brown/ca02", "\tSecond/od file/nn ./.\n");
+  test::write_text(dir / "brown/ca01", "\tFirst/od file/nn ./.\n");
+  test::write_text(dir / "brown/README", "not a corpus file");
+  CHECK(read_documents(dir / "brown", CorpusFormat::kBrown) == std::vector<std::string>{"First file.", "Second file."});
+  CHECK(guess_corpus_format(dir / "brown") == CorpusFormat::kBrown);
+}
+
+TEST_CASE("good_: token streams join documents with end-of-text") {
+  ScratchDir dir;
+  const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
+  test::write_text(dir / "l.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n{\"text\": \"a b\"}\n");
+  const auto s = read_token_stream(dir / "l.jsonl", CorpusFormat::kLambada, &tok, tok.eos_id());
+  CHECK(s == std::vector<TokenId>{64, 1023, 65, 1023, 64, 275});
+  const auto npy = read_token_stream(test::tokens_file("tiny-gpt2"), CorpusFormat::kNpy, nullptr, std::nullopt);
+  CHECK(npy.size() == 4096);
+}
+
+TEST_CASE("good_: .npy int32, int64 and uint16 streams, little and big endian") {
+  ScratchDir dir;
+  write_npy_tokens(dir / "a.npy", {1, 2, 70000});
+  CHECK(read_npy_tokens(dir / "a.npy") == std::vector<TokenId>{1, 2, 70000});
+  auto make = [&](const std::string& descr, const std::string& shape, const std::string& data) {
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string out = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header + data;
+    test::write_text(dir / "t.npy", out);
+    return dir / "t.npy";
+  };
+  CHECK(read_npy_tokens(make("<u2", "(2,)", std::string("\x05\x00\xff\xff", 4))) == std::vector<TokenId>{5, 65535});
+  CHECK(read_npy_tokens(make("<i8", "(1, 1)", std::string("\x07\0\0\0\0\0\0\0", 8))) == std::vector<TokenId>{7});
+  CHECK(read_npy_tokens(make(">i4", "(1,)", std::string("\0\0\x01\x00", 4))) == std::vector<TokenId>{256});
+
+  struct Bad {
+    std::string descr, shape, data, message;
+  };
+  const Bad bad[] = {
+      {"<f4", "(1,)", std::string(4, '\0'), "not supported"},
+      {"<i4", "(3,)", std::string(8, '\0'), "shape needs 12"},
+      {"<i4", "()", std::string(4, '\0'), "scalar"},
+      {"<i4", "(1,)", std::string("\xff\xff\xff\xff", 4), "not a valid id"},
+      {"<i4", "(99999999999999999999,)", "", "shape is invalid"},
+  };
+  for (const auto& b : bad) {
+    INFO(b.message);
+    CHECK_THROWS_WITH(read_npy_tokens(make(b.descr, b.shape, b.data)), Catch::Contains(b.message) && Catch::Contains("t.npy"));
+  }
+  test::write_text(dir / "magic.npy", "PK\x03\x04 not numpy");
+  CHECK_THROWS_WITH(read_npy_tokens(dir / "magic.npy"), Catch::Contains("bad magic"));
+  test::write_text(dir / "hdr.npy", std::string("\x93NUMPY\x01\x00\xff\x7f", 10));
+  CHECK_THROWS_WITH(read_npy_tokens(dir / "hdr.npy"), Catch::Contains("runs past the end"));
+}
+
+TEST_CASE("bad_: invalid UTF-8, empty corpora and malformed lines are refused with the file named") {
+  ScratchDir dir;
+  const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
+  test::write_text(dir / "latin1.txt", "caf\xe9 au lait");
+  CHECK_THROWS_WITH(read_documents(dir / "latin1.txt", CorpusFormat::kText),
+                    Catch::Contains("latin1.txt: invalid UTF-8 at byte 3"));
+  test::write_text(dir / "empty.txt", "");
+  CHECK_THROWS_WITH(read_documents(dir / "empty.txt", CorpusFormat::kText), Catch::Contains("empty.txt: corpus is empty"));
+  test::write_text(dir / "bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n");
+  CHECK_THROWS_WITH(read_documents(dir / "bad.jsonl", CorpusFormat::kLambada), Catch::Contains("bad.jsonl:2: expected"));
+  test::write_text(dir / "broken.jsonl", "{\"text\": \n");
+  CHECK_THROWS_WITH(read_documents(dir / "broken.jsonl", CorpusFormat::kLambada), Catch::Contains("broken.jsonl:1: invalid JSON"));
+  std::filesystem::create_directories(dir / "nobrown");
+  CHECK_THROWS_WITH(read_documents(dir / "nobrown", CorpusFormat::kBrown), Catch::Contains("no Brown files"));
+  CHECK_THROWS_AS(parse_corpus_format("parquet"), InputError);
+  CHECK_THROWS_AS(read_documents(dir / "missing.txt", CorpusFormat::kText), InputError);
+}
