@@ -13,6 +13,7 @@
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/attention.hpp"
 #include "workers/model/language_model.hpp"
+#include "workers/model/linear_kernel.hpp"
 
 namespace linsweep {
 namespace {
@@ -20,20 +21,16 @@ namespace {
 // HF's Conv1D: weight [in, out], y = x·W + b.
 class Conv1D : public torch::nn::Module {
  public:
-  Conv1D(int64_t in, int64_t out) : in_(in) {
+  Conv1D(int64_t in, int64_t out) {
     weight_ = register_parameter("weight", torch::empty({in, out}));
     bias_ = register_parameter("bias", torch::zeros({out}));
     torch::nn::init::normal_(weight_, 0.0, 0.02);
   }
-  at::Tensor operator()(const at::Tensor& x) const {
-    auto shape = x.sizes().vec();
-    shape.back() = weight_.size(1);
-    return at::addmm(bias_, x.reshape({-1, in_}), weight_).view(shape);
-  }
+  at::Tensor operator()(const at::Tensor& x) { return kernel_(x, weight_.t(), bias_); }
 
  private:
-  int64_t in_;
   at::Tensor weight_, bias_;
+  LinearKernel kernel_;
 };
 
 class Gpt2Attention : public torch::nn::Module {
@@ -126,12 +123,13 @@ class Gpt2Model : public LanguageModel {
   }
 
   // Tied head: logits = h · wteᵀ.
-  at::Tensor head(const at::Tensor& h) override { return at::matmul(h, wte_->weight.t()); }
+  at::Tensor head(const at::Tensor& h) override { return head_kernel_(h, wte_->weight, {}); }
 
  private:
   torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
   std::vector<std::shared_ptr<Gpt2Block>> blocks_;
   torch::nn::LayerNorm ln_f_{nullptr};
+  LinearKernel head_kernel_;
 };
 
 ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) {

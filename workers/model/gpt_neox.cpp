@@ -3,7 +3,6 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/module.h>
 
@@ -14,16 +13,28 @@
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/attention.hpp"
 #include "workers/model/language_model.hpp"
+#include "workers/model/linear_kernel.hpp"
 
 namespace linsweep {
 namespace {
 
-torch::nn::Linear make_linear(int64_t in, int64_t out, bool bias) {
-  torch::nn::Linear l(torch::nn::LinearOptions(in, out).bias(bias));
-  torch::nn::init::normal_(l->weight, 0.0, 0.02);
-  if (bias) torch::nn::init::zeros_(l->bias);
-  return l;
-}
+// nn.Linear's parameters (weight [out, in], optional bias [out]) on the LinearKernel.
+class Dense : public torch::nn::Module {
+ public:
+  Dense(int64_t in, int64_t out, bool bias) {
+    weight_ = register_parameter("weight", torch::empty({out, in}));
+    torch::nn::init::normal_(weight_, 0.0, 0.02);
+    if (bias) bias_ = register_parameter("bias", torch::zeros({out}));
+  }
+  at::Tensor operator()(const at::Tensor& x) { return kernel_(x, weight_, bias_); }
+  const at::Tensor& weight() const { return weight_; }
+
+ private:
+  at::Tensor weight_, bias_;
+  LinearKernel kernel_;
+};
+
+std::shared_ptr<Dense> make_linear(int64_t in, int64_t out, bool bias) { return std::make_shared<Dense>(in, out, bias); }
 
 // Split-halves rotation: [x1, x2] -> [-x2, x1] on the last dimension.
 at::Tensor rotate_half(const at::Tensor& x) {
@@ -43,7 +54,7 @@ class NeoxAttention : public torch::nn::Module {
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
     const auto B = x.size(0), T = x.size(1);
-    auto qkv = query_key_value_(x).view({B, T, heads_, 3 * hd_}).permute({0, 2, 1, 3});  // [B, H, T, 3hd], per head q|k|v
+    auto qkv = (*query_key_value_)(x).view({B, T, heads_, 3 * hd_}).permute({0, 2, 1, 3});  // [B, H, T, 3hd], per head q|k|v
     auto q = qkv.narrow(-1, 0, hd_);
     auto k = qkv.narrow(-1, hd_, hd_);
     auto v = qkv.narrow(-1, 2 * hd_, hd_);
@@ -52,7 +63,7 @@ class NeoxAttention : public torch::nn::Module {
       q = apply_rotary(q, cos, sin);
       k = apply_rotary(k, cos, sin);
     }
-    return dense_(causal_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(hd_))));
+    return (*dense_)(causal_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(hd_))));
   }
 
  private:
@@ -80,7 +91,7 @@ class NeoxAttention : public torch::nn::Module {
 
   int64_t heads_, hd_, rot_;
   double base_;
-  torch::nn::Linear query_key_value_{nullptr}, dense_{nullptr};
+  std::shared_ptr<Dense> query_key_value_, dense_;
   at::Tensor cos_, sin_;  // cache, not parameters
 };
 
@@ -92,13 +103,13 @@ class NeoxMlp : public torch::nn::Module {
   }
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
-    auto h = at::gelu(dense_h_to_4h_(x), act_ == Activation::kGeluTanh ? "tanh" : "none");  // [B, T, 4d]
-    return dense_4h_to_h_(h);
+    auto h = at::gelu((*dense_h_to_4h_)(x), act_ == Activation::kGeluTanh ? "tanh" : "none");  // [B, T, 4d]
+    return (*dense_4h_to_h_)(h);
   }
 
  private:
   Activation act_;
-  torch::nn::Linear dense_h_to_4h_{nullptr}, dense_4h_to_h_{nullptr};
+  std::shared_ptr<Dense> dense_h_to_4h_, dense_4h_to_h_;
 };
 
 class NeoxLayer : public torch::nn::Module {
@@ -166,12 +177,13 @@ class NeoxModel : public LanguageModel {
   }
 
   at::Tensor head(const at::Tensor& h) override {
-    return at::matmul(h, (embed_out_ ? embed_out_->weight : body_->embed_in_->weight).t());
+    return embed_out_ ? (*embed_out_)(h) : tied_head_(h, body_->embed_in_->weight, {});
   }
 
  private:
   std::shared_ptr<NeoxBody> body_;
-  torch::nn::Linear embed_out_{nullptr};
+  std::shared_ptr<Dense> embed_out_;
+  LinearKernel tied_head_;
 };
 
 ModelConfig parse_neox_config(const nlohmann::json& j, const std::string& path) {

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds linsweep into build/ (or $LINSWEEP_BUILD_DIR). Extra arguments go to cmake.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${LINSWEEP_BUILD_DIR:-$root/build}"
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+fi
+cmake --build "$build" --parallel "$(nproc)"

