@@ -1,6 +1,7 @@
 // Registry of model architectures: each architecture file registers itself by HF model_type.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,9 @@ struct Architecture {
   std::vector<std::string> checkpoint_prefixes;
   // Checkpoint tensors that are not parameters and are ignored (suffix match).
   std::vector<std::string> ignored_suffixes;
+  // Exact parameter count of the module `build` makes, computed without allocating, so that
+  // a config.json that disagrees with its weights is refused before a huge allocation.
+  std::function<std::int64_t(const ModelConfig&)> count_parameters;
 };
 
 // Process-wide list of architectures, filled by static registrars before main() and only

@@ -158,12 +158,19 @@ ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) 
   return c;
 }
 
+int64_t count_gpt2_parameters(const ModelConfig& c) {
+  const int64_t d = c.d_model, f = c.d_ff;
+  const int64_t block = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * f + f) + (f * d + d);
+  return c.vocab_size * d + c.max_positions * d + c.n_layers * block + 2 * d;
+}
+
 const ArchitectureRegistrar kGpt2{Architecture{
     "gpt2",
     parse_gpt2_config,
     [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<Gpt2Model>(c); },
     {"transformer."},
     {".attn.bias", ".attn.masked_bias", "lm_head.weight"},
+    count_gpt2_parameters,
 }};
 
 }  // namespace

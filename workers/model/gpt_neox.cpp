@@ -218,12 +218,19 @@ ModelConfig parse_neox_config(const nlohmann::json& j, const std::string& path) 
   return c;
 }
 
+int64_t count_neox_parameters(const ModelConfig& c) {
+  const int64_t d = c.d_model, f = c.d_ff, bias = c.attention_bias ? 1 : 0;
+  const int64_t layer = 4 * d + (3 * d * d + bias * 3 * d) + (d * d + bias * d) + (d * f + f) + (f * d + d);
+  return c.vocab_size * d * (c.tied_head ? 1 : 2) + c.n_layers * layer + 2 * d;
+}
+
 const ArchitectureRegistrar kNeox{Architecture{
     "gpt_neox",
     parse_neox_config,
     [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<NeoxModel>(c); },
     {},
     {".attention.rotary_emb.inv_freq", ".attention.bias", ".attention.masked_bias"},
+    count_neox_parameters,
 }};
 
 }  // namespace

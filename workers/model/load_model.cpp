@@ -68,6 +68,18 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
   Checkpoint ckpt(dir);
   const std::string where = ckpt.files().size() == 1 ? ckpt.files()[0] : dir + "/model.safetensors.index.json";
 
+  // Refuse before allocating when config.json asks for more parameters than the files hold
+  // (a hostile or mistaken config must not allocate terabytes).
+  std::int64_t stored = 0;
+  for (const auto& name : ckpt.names()) {
+    const TensorInfo* t = ckpt.find(name);
+    if (t->dtype == DType::kF32 || t->dtype == DType::kF16 || t->dtype == DType::kBF16) stored += t->numel();
+  }
+  const std::int64_t wanted = arch.count_parameters(config);
+  if (wanted > stored)
+    throw ModelError(dir + "/config.json: describes " + std::to_string(wanted) + " parameters but " + where +
+                     " holds only " + std::to_string(stored) + " weights");
+
   torch::NoGradGuard no_grad;
   auto model = arch.build(config);
   std::set<std::string> used;

@@ -11,6 +11,7 @@
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
 #include "workers/eval/evaluator.hpp"
+#include "workers/model/architecture_registry.hpp"
 #include "workers/model/load_model.hpp"
 
 using namespace linsweep;
@@ -77,6 +78,12 @@ TEST_CASE("good_: the loaded model reports its configuration and parameters") {
   CHECK(neox.config().vocab_size == 1088);  // padded past the tokenizer's 1024
   CHECK(neox.config().parallel_residual);
   CHECK(!load_model(test::model_dir("tiny-neox-seq"), {"cpu", "float32"}).config().parallel_residual);
+  // count_parameters (used to refuse oversized configs before allocating) is exact.
+  for (const char* name : {"tiny-gpt2", "tiny-neox", "tiny-neox-seq"}) {
+    LoadedModel lm = load_model(test::model_dir(name), {"cpu", "float32"});
+    CHECK(ArchitectureRegistry::instance().get(lm.config().architecture, name).count_parameters(lm.config()) ==
+          lm.parameter_count);
+  }
 }
 
 TEST_CASE("good_: F16 and BF16 checkpoints load and stay close to the F32 perplexity") {
@@ -126,8 +133,13 @@ TEST_CASE("bad_: broken model directories are refused with the file and problem 
        "not divisible by 5 heads"},
       {"bad_shape", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_inner"] = 128; }); },
        "has shape [64, 256] but config.json implies [64, 128]"},
-      {"bad_missing_tensor", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_layer"] = 4; }); },
+      {"bad_missing_tensor",
+       [&](const std::string& d) {
+         edit_config(d, [](auto& j) { j["n_layer"] = 4; });  // still within the file's total (attn.bias buffers)
+       },
        "tensor 'h.3.ln_1.weight' is missing"},
+      {"bad_huge_config", [&](const std::string& d) { edit_config(d, [](auto& j) { j["vocab_size"] = 16000000; }); },
+       "describes 1024"},
       {"bad_extra_tensor", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_layer"] = 2; }); },
        "unexpected tensor 'h.2."},
       {"bad_truncated_weights",

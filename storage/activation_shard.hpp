@@ -1,0 +1,90 @@
+// Chunked HDF5 activation shards: X (and optionally Y), δ, token ids, window and position.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/hdf5.hpp"
+
+namespace linsweep {
+
+enum class ActivationDType { kFloat16, kFloat32, kBFloat16 };
+// "float16" | "float32" | "bfloat16"; StorageError(kBadInput) otherwise.
+ActivationDType parse_activation_dtype(const std::string& name);
+const char* activation_dtype_name(ActivationDType d) noexcept;
+
+struct ActivationOptions {
+  ActivationDType dtype = ActivationDType::kFloat16;  // X and Y storage type
+  bool with_y = false;
+  bool with_delta = false;
+  bool compress = false;  // shuffle + deflate level 1
+  std::int64_t chunk_rows = 1024;
+};
+
+// Streams rows into `path` (one writer per file; written to a temporary name and renamed on
+// close(), so a reader never sees a half-written shard). Datasets, all with `rows` first:
+//   X [rows, d] (float16 as an IEEE half type, float32, or bfloat16 bits as uint16 with
+//   attribute encoding="bfloat16"), Y likewise when with_y, delta [rows] float32 when
+//   with_delta, token_ids [rows] int32, window [rows] int64, position [rows] int32.
+// Only the rows of one append are buffered (converted), never a whole layer. Not thread safe.
+class ActivationWriter {
+ public:
+  ActivationWriter(std::string path, std::int64_t d, ActivationOptions options);
+  ~ActivationWriter();  // abandons (removes) the temporary file unless close() succeeded
+  ActivationWriter(const ActivationWriter&) = delete;
+  ActivationWriter& operator=(const ActivationWriter&) = delete;
+
+  // x and y: rows·d float32, row-major; y/delta may be null when not configured.
+  void append(const float* x, const float* y, const float* delta, const std::int32_t* token_ids,
+              const std::int64_t* window, const std::int32_t* position, std::int64_t rows);
+  // Flushes, fsyncs and renames into place. Throws StorageError.
+  void close();
+  std::int64_t rows() const noexcept { return rows_; }
+
+ private:
+  void extend(H5Id& ds, int rank, hid_t mem_type, const void* data, std::int64_t rows, std::int64_t width);
+
+  std::string path_, tmp_;
+  std::int64_t d_;
+  ActivationOptions opt_;
+  std::int64_t rows_ = 0;
+  H5Id file_, x_, y_, delta_, ids_, window_, position_;
+  H5Id half_type_;
+  std::vector<std::uint16_t> scratch_;
+  bool closed_ = false;
+};
+
+// Reads a closed shard in row ranges (for gate training). Validates dataset shapes and
+// agreement of row counts on open; throws StorageError(kBadInput) naming the file.
+class ActivationReader {
+ public:
+  explicit ActivationReader(const std::string& path);
+  std::int64_t rows() const noexcept { return rows_; }
+  std::int64_t d() const noexcept { return d_; }
+  bool has_y() const noexcept { return y_.valid(); }
+  bool has_delta() const noexcept { return delta_.valid(); }
+  ActivationDType dtype() const noexcept { return dtype_; }
+
+  // Rows [begin, begin + count) as float32, count·d values. Throws on a range past the end.
+  std::vector<float> x(std::int64_t begin, std::int64_t count) const;
+  std::vector<float> y(std::int64_t begin, std::int64_t count) const;
+  std::vector<float> delta(std::int64_t begin, std::int64_t count) const;
+  std::vector<std::int32_t> token_ids(std::int64_t begin, std::int64_t count) const;
+  std::vector<std::int64_t> window(std::int64_t begin, std::int64_t count) const;
+  std::vector<std::int32_t> position(std::int64_t begin, std::int64_t count) const;
+
+ private:
+  std::vector<float> matrix(const H5Id& ds, std::int64_t begin, std::int64_t count) const;
+  template <typename T>
+  std::vector<T> column(const H5Id& ds, hid_t type, std::int64_t begin, std::int64_t count) const;
+  void check_range(std::int64_t begin, std::int64_t count) const;
+
+  std::string path_;
+  H5Id file_, x_, y_, delta_, ids_, window_, position_;
+  std::int64_t rows_ = 0, d_ = 0;
+  ActivationDType dtype_ = ActivationDType::kFloat16;
+};
+
+}  // namespace linsweep

@@ -1,0 +1,120 @@
+// HDF5 error capture and identifier ownership.
+#include "storage/hdf5.hpp"
+
+#include <mutex>
+#include <vector>
+
+#include "common/errors.hpp"
+
+namespace linsweep {
+namespace {
+
+herr_t innermost(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n == 0 && err != nullptr && err->desc != nullptr) *out = err->desc;
+  return 0;
+}
+
+}  // namespace
+
+void silence_hdf5_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+hid_t h5_check(hid_t status, const char* call, const char* file, int line) {
+  if (status >= 0) return status;
+  std::string msg;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &msg);
+  H5Eclear2(H5E_DEFAULT);
+  throw StorageError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed" +
+                     (msg.empty() ? "" : ": " + msg));
+}
+
+H5Id h5_owned(hid_t id, H5Id::Kind kind, const char* call, const char* file, int line) {
+  h5_check(id, call, file, line);
+  return H5Id(id, kind);
+}
+
+void H5Id::reset() noexcept {
+  if (id_ < 0) return;
+  switch (kind_) {
+    case Kind::kFile: H5Fclose(id_); break;
+    case Kind::kGroup: H5Gclose(id_); break;
+    case Kind::kDataset: H5Dclose(id_); break;
+    case Kind::kDataspace: H5Sclose(id_); break;
+    case Kind::kDatatype: H5Tclose(id_); break;
+    case Kind::kAttribute: H5Aclose(id_); break;
+    case Kind::kPropertyList: H5Pclose(id_); break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+void H5Id::close(const char* what) {
+  if (id_ < 0) return;
+  hid_t id = std::exchange(id_, H5I_INVALID_HID);
+  herr_t rc = 0;
+  switch (kind_) {
+    case Kind::kFile: rc = H5Fclose(id); break;
+    case Kind::kGroup: rc = H5Gclose(id); break;
+    case Kind::kDataset: rc = H5Dclose(id); break;
+    case Kind::kDataspace: rc = H5Sclose(id); break;
+    case Kind::kDatatype: rc = H5Tclose(id); break;
+    case Kind::kAttribute: rc = H5Aclose(id); break;
+    case Kind::kPropertyList: rc = H5Pclose(id); break;
+  }
+  h5_check(rc, what, __FILE__, __LINE__);
+}
+
+H5Id make_float16_type() {
+  H5Id t = H5_TYPE(H5Tcopy(H5T_IEEE_F32LE));
+  H5_CHECK(H5Tset_fields(t, 15, 10, 5, 0, 10));
+  H5_CHECK(H5Tset_size(t, 2));
+  H5_CHECK(H5Tset_ebias(t, 15));
+  return t;
+}
+
+void write_string_attribute(hid_t obj, const std::string& name, const std::string& value) {
+  H5Id type = H5_TYPE(H5Tcopy(H5T_C_S1));
+  H5_CHECK(H5Tset_size(type, value.empty() ? 1 : value.size()));
+  H5_CHECK(H5Tset_cset(type, H5T_CSET_UTF8));
+  H5Id space = H5_SPACE(H5Screate(H5S_SCALAR));
+  if (H5Aexists(obj, name.c_str()) > 0) H5_CHECK(H5Adelete(obj, name.c_str()));
+  H5Id attr = H5_ATTR(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT));
+  const std::string padded = value.empty() ? std::string(1, '\0') : value;
+  H5_CHECK(H5Awrite(attr, type, padded.data()));
+}
+
+bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
+
+std::string read_string_attribute(hid_t obj, const std::string& name) {
+  if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
+  H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  H5Id type = H5_TYPE(H5Aget_type(attr));
+  if (H5Tget_class(type) != H5T_STRING) throw StorageError("attribute '" + name + "' is not a string", ExitCode::kBadInput);
+  if (H5Tis_variable_str(type) > 0) throw StorageError("attribute '" + name + "' is a variable-length string", ExitCode::kBadInput);
+  const std::size_t size = H5Tget_size(type);
+  if (size == 0 || size > (64u << 20)) throw StorageError("attribute '" + name + "' has an invalid size", ExitCode::kBadInput);
+  std::vector<char> buf(size);
+  H5_CHECK(H5Aread(attr, type, buf.data()));
+  std::string s(buf.data(), size);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+void write_int_attribute(hid_t obj, const std::string& name, long long value) {
+  H5Id space = H5_SPACE(H5Screate(H5S_SCALAR));
+  if (H5Aexists(obj, name.c_str()) > 0) H5_CHECK(H5Adelete(obj, name.c_str()));
+  H5Id attr = H5_ATTR(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT));
+  H5_CHECK(H5Awrite(attr, H5T_NATIVE_LLONG, &value));
+}
+
+long long read_int_attribute(hid_t obj, const std::string& name) {
+  if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
+  H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  long long v = 0;
+  H5_CHECK(H5Aread(attr, H5T_NATIVE_LLONG, &v));
+  return v;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,217 @@
+// Store directory management and atomic commits.
+#include "storage/store.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "common/file_io.hpp"
+#include "storage/hdf5.hpp"
+#include "storage/table_io.hpp"
+
+namespace linsweep {
+namespace {
+
+constexpr const char* kMarker = "store.json";
+
+void fsync_path(const std::string& path, bool directory) {
+  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) throw StorageError(path + ": cannot open for fsync: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int e = errno;
+  ::close(fd);
+  if (rc != 0) throw StorageError(path + ": fsync failed: " + std::strerror(e));
+}
+
+void make_dir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    throw StorageError(path + ": cannot create directory: " + std::strerror(errno));
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// Unit ids become file names: only [A-Za-z0-9._-], not starting with '.'.
+void check_unit_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 200 && id[0] != '.';
+  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+  if (!ok) throw StorageError("unit id '" + id + "' is not a safe file name", ExitCode::kBadInput);
+}
+
+}  // namespace
+
+void atomic_replace(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::string tmp = parent_of(path) + "/.tmp-" + std::to_string(::getpid()) + "-" +
+                          path.substr(path.find_last_of('/') + 1);
+  try {
+    write(tmp);
+    fsync_path(tmp, false);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw StorageError(path + ": rename failed: " + std::strerror(errno));
+    fsync_path(parent_of(path), true);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+Store Store::open_read(const std::string& dir) {
+  Store s(dir);
+  s.check_marker();
+  return s;
+}
+
+Store Store::open_write(const std::string& dir, const std::string& spec_text) {
+  Store s(dir);
+  make_dir(dir);
+  s.lock_ = std::make_unique<StoreLock>(dir);
+  if (is_regular_file(dir + "/" + kMarker)) {
+    s.check_marker();
+  } else {
+    atomic_replace(dir + "/" + kMarker, [](const std::string& tmp) {
+      std::ofstream(tmp) << nlohmann::json({{"format", "linsweep-store"}, {"schema_version", kStoreSchemaVersion}}).dump()
+                         << "\n";
+    });
+  }
+  if (!spec_text.empty() && !is_regular_file(s.spec_path()))
+    atomic_replace(s.spec_path(), [&](const std::string& tmp) { std::ofstream(tmp, std::ios::binary) << spec_text; });
+  make_dir(dir + "/units");
+  // Temporary files of writers that died mid-commit; only the lock holder may remove them.
+  if (DIR* d = ::opendir((dir + "/units").c_str())) {
+    std::vector<std::string> stale;
+    while (const dirent* e = ::readdir(d))
+      if (std::string(e->d_name).rfind(".tmp-", 0) == 0) stale.push_back(dir + "/units/" + e->d_name);
+    ::closedir(d);
+    for (const auto& f : stale) std::remove(f.c_str());
+  }
+  return s;
+}
+
+void Store::check_marker() const {
+  const std::string marker = dir_ + "/" + kMarker;
+  if (!is_regular_file(marker)) throw StorageError(dir_ + ": not a linsweep store (no " + kMarker + ")", ExitCode::kBadInput);
+  nlohmann::json j;
+  try {
+    j = read_json_file(marker, 1 << 20);
+  } catch (const InputError& e) {
+    throw StorageError(e.what(), ExitCode::kBadInput);
+  }
+  if (!j.is_object() || j.value("format", "") != "linsweep-store" || !j.contains("schema_version") ||
+      !j["schema_version"].is_number_integer())
+    throw StorageError(marker + ": not a linsweep store marker", ExitCode::kBadInput);
+  const int v = j["schema_version"].get<int>();
+  if (v > kStoreSchemaVersion)
+    throw StorageError(marker + ": store schema version " + std::to_string(v) + " is newer than this build's " +
+                           std::to_string(kStoreSchemaVersion) + "; use a newer linsweep",
+                       ExitCode::kBadInput);
+}
+
+std::optional<std::string> Store::recovered_stale_lock() const {
+  return lock_ ? lock_->stale_holder() : std::nullopt;
+}
+
+void Store::commit(const UnitResult& unit, double duration_seconds, int rank) {
+  if (!writable()) throw StorageError(dir_ + ": store is open read-only");
+  check_unit_id(unit.unit_id);
+  atomic_replace(dir_ + "/units/" + unit.unit_id + ".h5", [&](const std::string& tmp) { write_unit_file(tmp, unit); });
+  JournalEvent e;
+  e.event = "committed";
+  e.unit = unit.unit_id;
+  e.rank = rank;
+  e.duration = duration_seconds;
+  journal(e);
+}
+
+void Store::journal(const JournalEvent& event) { append_journal(dir_ + "/journal.jsonl", event); }
+
+std::vector<JournalEvent> Store::journal_events() const { return read_journal(dir_ + "/journal.jsonl"); }
+
+std::vector<std::string> Store::committed_units() const {
+  std::vector<std::string> ids;
+  DIR* d = ::opendir((dir_ + "/units").c_str());
+  if (d == nullptr) return ids;
+  while (const dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.empty() || n[0] == '.' || n.size() <= 3 || n.compare(n.size() - 3, 3, ".h5") != 0) continue;
+    ids.push_back(n.substr(0, n.size() - 3));
+  }
+  ::closedir(d);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+bool Store::is_committed(const std::string& unit_id) const {
+  return is_regular_file(dir_ + "/units/" + unit_id + ".h5");
+}
+
+UnitResult Store::read_unit(const std::string& unit_id) const {
+  check_unit_id(unit_id);
+  return read_unit_file(dir_ + "/units/" + unit_id + ".h5");
+}
+
+Table Store::read_table(const std::string& name) const {
+  Table out = empty_table(name);
+  out.columns.push_back({"unit", ColumnType::kString});
+  for (const auto& id : committed_units()) {
+    const UnitResult u = read_unit(id);
+    for (const auto& t : u.tables) {
+      if (t.name != name) continue;
+      for (auto row : t.rows) {
+        row.emplace_back(id);
+        out.rows.push_back(std::move(row));
+      }
+    }
+  }
+  return out;
+}
+
+std::size_t Store::rebuild_consolidated(bool force) {
+  if (!writable() && !force) throw StorageError(dir_ + ": rebuilding the consolidated file needs the store's lock");
+  const auto ids = committed_units();
+  std::vector<Table> tables;
+  for (const auto& schema : table_schemas()) tables.push_back(read_table(schema.name));
+  atomic_replace(consolidated_path(), [&](const std::string& tmp) {
+    silence_hdf5_errors();
+    H5Id file = H5_FILE(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    write_int_attribute(file, "schema_version", kStoreSchemaVersion);
+    write_int_attribute(file, "units", static_cast<long long>(ids.size()));
+    write_string_attribute(file, "format", "linsweep-store");
+    H5Id group = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    for (const auto& t : tables) write_table(group, t);
+    group.reset();
+    file.close("H5Fclose(store.h5)");
+  });
+  return ids.size();
+}
+
+Table read_consolidated_table(const std::string& path, const std::string& name) {
+  silence_hdf5_errors();
+  Table schema = empty_table(name);
+  schema.columns.push_back({"unit", ColumnType::kString});
+  try {
+    if (!is_regular_file(path)) throw StorageError("missing; run `linsweep rebuild STORE`");
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw StorageError("not an HDF5 file (corrupted?); run `linsweep rebuild STORE`");
+    H5Id file = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    const long long v = read_int_attribute(file, "schema_version");
+    if (v > kStoreSchemaVersion)
+      throw StorageError("schema version " + std::to_string(v) + " is newer than this build's " +
+                         std::to_string(kStoreSchemaVersion));
+    H5Id group = H5_GROUP(H5Gopen2(file, "tables", H5P_DEFAULT));
+    return read_table(group, schema);
+  } catch (const Error& e) {
+    throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
+  }
+}
+
+}  // namespace linsweep

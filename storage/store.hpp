@@ -1,0 +1,82 @@
+// A result store directory: atomic unit commits, journal, frozen spec, lock, consolidated file.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/journal.hpp"
+#include "storage/store_lock.hpp"
+#include "storage/table.hpp"
+#include "storage/unit_file.hpp"
+
+namespace linsweep {
+
+// Layout (docs/store.md):
+//   STORE/store.json        format marker and schema version
+//   STORE/spec.yaml         frozen copy of the spec that created the store
+//   STORE/journal.jsonl     append-only unit events
+//   STORE/lock              writer lock (flock; record of the holder)
+//   STORE/units/<id>.h5     one file per committed unit
+//   STORE/store.h5          consolidated tables of every committed unit
+//   STORE/activations/...   activation shards
+//
+// Readers never take the lock and see only committed units (whole files that were renamed
+// into units/). A writer holds the lock for its lifetime. Not thread safe: one thread per
+// Store object.
+class Store {
+ public:
+  // Opens an existing store for reading. Throws StorageError(kBadInput) when `dir` is not a
+  // store or was written by a newer schema version.
+  static Store open_read(const std::string& dir);
+  // Opens (creating if needed) a store for writing and takes its lock. `spec_text` is
+  // frozen into spec.yaml when the store is created; an existing spec.yaml is kept.
+  static Store open_write(const std::string& dir, const std::string& spec_text = "");
+
+  const std::string& dir() const noexcept { return dir_; }
+  bool writable() const noexcept { return lock_ != nullptr; }
+  // When open_write took over a lock left by a dead process: its record.
+  std::optional<std::string> recovered_stale_lock() const;
+
+  // Commits atomically: units/.tmp-<id>-<pid>.h5 is written and fsynced, renamed to
+  // units/<id>.h5, and the directory fsynced; then a "committed" journal event is appended.
+  // A crash at any point leaves either no unit or the whole unit. Re-committing an id
+  // replaces it. Throws StorageError; requires a writable store.
+  void commit(const UnitResult& unit, double duration_seconds = 0, int rank = 0);
+  void journal(const JournalEvent& event);
+  std::vector<JournalEvent> journal_events() const;
+
+  // Ids of committed units, sorted.
+  std::vector<std::string> committed_units() const;
+  bool is_committed(const std::string& unit_id) const;
+  UnitResult read_unit(const std::string& unit_id) const;
+
+  // Every committed unit's rows of table `name`, plus a trailing `unit` string column, in
+  // unit-id order. Throws StorageError(kBadInput) naming the file of a corrupted unit.
+  Table read_table(const std::string& name) const;
+
+  // Rebuilds STORE/store.h5 from the unit files (temporary file, fsync, rename, fsync dir)
+  // and returns the number of units in it. Requires a writable store, or `force` for a
+  // reader that knows no writer runs (`linsweep rebuild`).
+  std::size_t rebuild_consolidated(bool force = false);
+  std::string consolidated_path() const { return dir_ + "/store.h5"; }
+  std::string spec_path() const { return dir_ + "/spec.yaml"; }
+
+ private:
+  explicit Store(std::string dir) : dir_(std::move(dir)) {}
+  void check_marker() const;
+
+  std::string dir_;
+  std::unique_ptr<StoreLock> lock_;
+};
+
+// Reads the consolidated file's table `name` (with its `unit` column). Throws
+// StorageError(kBadInput) when the file is missing, corrupted or from a newer schema.
+Table read_consolidated_table(const std::string& path, const std::string& name);
+
+// Writes `path` atomically: `write(tmp_path)` then fsync, rename and directory fsync.
+void atomic_replace(const std::string& path, const std::function<void(const std::string&)>& write);
+
+}  // namespace linsweep

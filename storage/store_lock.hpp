@@ -1,0 +1,32 @@
+// Exclusive writer lock on a store directory, released by the kernel when its holder dies.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace linsweep {
+
+// Takes `dir/lock` with flock(LOCK_EX | LOCK_NB) and records host, pid and time in it. A
+// second writer (another process, or another StoreLock in this one) is refused with
+// StorageError(kBadInput) naming the holder. A lock file left by a process that died holds
+// no flock, so it is taken over and reported through stale_holder(). Move-only; released on
+// destruction.
+class StoreLock {
+ public:
+  explicit StoreLock(const std::string& dir);
+  ~StoreLock();
+  StoreLock(StoreLock&& o) noexcept;
+  StoreLock& operator=(StoreLock&&) = delete;
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+
+  // The previous holder's record ("host H pid P since T") when a stale lock was recovered.
+  const std::optional<std::string>& stale_holder() const noexcept { return stale_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+  std::optional<std::string> stale_;
+};
+
+}  // namespace linsweep

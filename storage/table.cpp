@@ -1,0 +1,74 @@
+// Table schemas and validation.
+#include "storage/table.hpp"
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+
+namespace linsweep {
+namespace {
+
+constexpr ColumnType S = ColumnType::kString, I = ColumnType::kInt, F = ColumnType::kFloat;
+
+Table schema(const char* name, std::vector<Column> columns) { return Table{name, std::move(columns), {}}; }
+
+}  // namespace
+
+const std::vector<Table>& table_schemas() {
+  static const std::vector<Table> tables = {
+      schema("fits", {{"model", S}, {"layer", I}, {"corpus", S}, {"lambda", F}, {"tokens", I}, {"r2", F},
+                      {"rel_mse", F}, {"cond", F}}),
+      schema("all_linear", {{"model", S}, {"layer", I}, {"corpus", S}, {"ppl_base", F}, {"ppl_linear", F},
+                            {"delta_pct", F}, {"ci_low", F}, {"ci_high", F}, {"tokens", I}}),
+      schema("gates", {{"model", S}, {"layer", I}, {"corpus", S}, {"gate", S}, {"params", I}, {"auc", F},
+                       {"pct_linear", F}, {"ppl", F}, {"delta_pct", F}, {"ci_low", F}, {"ci_high", F}}),
+      schema("token_context", {{"model", S}, {"layer", I}, {"variant", S}, {"auc", F}}),
+      schema("nofly", {{"model", S}, {"layer", I}, {"source", S}, {"target", S}, {"listed", I}, {"found", I},
+                       {"still_listed", I}, {"flipped", I}, {"pearson_r", F}}),
+      schema("clusters", {{"model", S}, {"layer", I}, {"pca_var", F}, {"cluster_auc", F}, {"clean_clusters", I}}),
+      schema("compound", {{"model", S}, {"corpus", S}, {"pct_linear", F}, {"ppl", F}, {"delta_pct", F},
+                          {"mlp_flops_saved_pct", F}, {"total_flops_saved_pct", F}}),
+      schema("progressive", {{"model", S}, {"variant", S}, {"step", I}, {"layers", S}, {"corpus", S}, {"ppl", F},
+                             {"delta_pct", F}}),
+      schema("finetune", {{"model", S}, {"variant", S}, {"step", I}, {"layers", S}, {"corpus", S}, {"ppl", F},
+                          {"delta_pct", F}}),
+  };
+  return tables;
+}
+
+Table empty_table(const std::string& name) {
+  std::string known;
+  for (const auto& t : table_schemas()) {
+    if (t.name == name) return t;
+    known += (known.empty() ? "" : ", ") + t.name;
+  }
+  throw StorageError("unknown table '" + name + "' (known: " + known + ")", ExitCode::kBadInput);
+}
+
+int Table::column_index(const std::string& column) const {
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].name == column) return static_cast<int>(i);
+  return -1;
+}
+
+void Table::validate() const {
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].size() != columns.size())
+      throw StorageError("table '" + name + "' row " + std::to_string(r) + " has " + std::to_string(rows[r].size()) +
+                         " values for " + std::to_string(columns.size()) + " columns");
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const auto want = static_cast<std::size_t>(columns[c].type);
+      if (rows[r][c].index() != want)
+        throw StorageError("table '" + name + "' row " + std::to_string(r) + " column '" + columns[c].name +
+                           "' has the wrong type");
+    }
+  }
+}
+
+std::string value_to_string(const Value& v, bool exact) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) return exact ? fmt::format("{}", *d) : fmt::format("{:.6g}", *d);
+  return std::get<std::string>(v);
+}
+
+}  // namespace linsweep

@@ -1,0 +1,150 @@
+// Compound-type packing and unpacking of table rows.
+#include "storage/table_io.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "storage/hdf5.hpp"
+
+namespace linsweep {
+namespace {
+
+struct Layout {
+  std::vector<std::size_t> offsets, sizes;
+  std::size_t row_size = 0;
+};
+
+H5Id string_type(std::size_t size) {
+  H5Id t = H5_TYPE(H5Tcopy(H5T_C_S1));
+  H5_CHECK(H5Tset_size(t, size));
+  H5_CHECK(H5Tset_strpad(t, H5T_STR_NULLPAD));
+  H5_CHECK(H5Tset_cset(t, H5T_CSET_UTF8));
+  return t;
+}
+
+H5Id compound_type(const std::vector<Column>& columns, const Layout& layout) {
+  H5Id t = H5_TYPE(H5Tcreate(H5T_COMPOUND, layout.row_size));
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const char* name = columns[c].name.c_str();
+    switch (columns[c].type) {
+      case ColumnType::kInt: H5_CHECK(H5Tinsert(t, name, layout.offsets[c], H5T_NATIVE_INT64)); break;
+      case ColumnType::kFloat: H5_CHECK(H5Tinsert(t, name, layout.offsets[c], H5T_NATIVE_DOUBLE)); break;
+      case ColumnType::kString: {
+        H5Id s = string_type(layout.sizes[c]);
+        H5_CHECK(H5Tinsert(t, name, layout.offsets[c], s));
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+Layout layout_for(const std::vector<Column>& columns, const std::vector<std::size_t>& string_sizes) {
+  Layout l;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const std::size_t size = columns[c].type == ColumnType::kString ? string_sizes[c] : 8;
+    l.offsets.push_back(l.row_size);
+    l.sizes.push_back(size);
+    l.row_size += size;
+  }
+  if (l.row_size == 0) l.row_size = 1;
+  return l;
+}
+
+}  // namespace
+
+void write_table(hid_t group, const Table& table) {
+  table.validate();
+  std::vector<std::size_t> widths(table.columns.size(), 1);
+  for (const auto& row : table.rows)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (const auto* s = std::get_if<std::string>(&row[c])) widths[c] = std::max(widths[c], s->size());
+  const Layout l = layout_for(table.columns, widths);
+  H5Id type = compound_type(table.columns, l);
+  std::vector<unsigned char> buf(l.row_size * std::max<std::size_t>(1, table.rows.size()), 0);
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    unsigned char* p = buf.data() + r * l.row_size;
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+      const Value& v = table.rows[r][c];
+      if (const auto* i = std::get_if<std::int64_t>(&v)) std::memcpy(p + l.offsets[c], i, 8);
+      else if (const auto* d = std::get_if<double>(&v)) std::memcpy(p + l.offsets[c], d, 8);
+      else {
+        const auto& s = std::get<std::string>(v);
+        std::memcpy(p + l.offsets[c], s.data(), s.size());
+      }
+    }
+  }
+  hsize_t dims[1] = {table.rows.size()};
+  H5Id space = H5_SPACE(H5Screate_simple(1, dims, nullptr));
+  H5Id ds = H5_DATASET(H5Dcreate2(group, table.name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!table.rows.empty()) H5_CHECK(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+  write_int_attribute(ds, "schema_version", kStoreSchemaVersion);
+}
+
+Table read_table(hid_t group, const Table& schema) {
+  auto bad = [&](const std::string& what) {
+    throw StorageError("table '" + schema.name + "': " + what, ExitCode::kBadInput);
+  };
+  if (H5Lexists(group, schema.name.c_str(), H5P_DEFAULT) <= 0) bad("missing");
+  H5Id ds = H5_DATASET(H5Dopen2(group, schema.name.c_str(), H5P_DEFAULT));
+  H5Id space = H5_SPACE(H5Dget_space(ds));
+  if (H5Sget_simple_extent_ndims(space) != 1) bad("not one-dimensional");
+  hsize_t n = 0;
+  H5_CHECK(H5Sget_simple_extent_dims(space, &n, nullptr));
+  if (n > kMaxTableRows) bad("has more than the allowed number of rows");
+  H5Id ftype = H5_TYPE(H5Dget_type(ds));
+  if (H5Tget_class(ftype) != H5T_COMPOUND) bad("not a compound dataset");
+  std::vector<std::size_t> widths(schema.columns.size(), 1);
+  for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+    const int idx = H5Tget_member_index(ftype, schema.columns[c].name.c_str());
+    if (idx < 0) bad("column '" + schema.columns[c].name + "' is missing");
+    H5Id mtype = H5_TYPE(H5Tget_member_type(ftype, static_cast<unsigned>(idx)));
+    const H5T_class_t cls = H5Tget_class(mtype);
+    const ColumnType want = schema.columns[c].type;
+    if ((want == ColumnType::kInt && cls != H5T_INTEGER) || (want == ColumnType::kFloat && cls != H5T_FLOAT) ||
+        (want == ColumnType::kString && cls != H5T_STRING))
+      bad("column '" + schema.columns[c].name + "' has the wrong type");
+    if (want == ColumnType::kString) {
+      if (H5Tis_variable_str(mtype) > 0) bad("column '" + schema.columns[c].name + "' is a variable-length string");
+      widths[c] = H5Tget_size(mtype);
+      if (widths[c] == 0 || widths[c] > 65536) bad("column '" + schema.columns[c].name + "' has an invalid width");
+    }
+  }
+  const Layout l = layout_for(schema.columns, widths);
+  H5Id mem = compound_type(schema.columns, l);
+  std::vector<unsigned char> buf(l.row_size * std::max<hsize_t>(1, n));
+  if (n > 0) H5_CHECK(H5Dread(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+  Table t = schema;
+  t.rows.reserve(n);
+  for (hsize_t r = 0; r < n; ++r) {
+    const unsigned char* p = buf.data() + r * l.row_size;
+    Row row;
+    for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+      switch (schema.columns[c].type) {
+        case ColumnType::kInt: {
+          std::int64_t v;
+          std::memcpy(&v, p + l.offsets[c], 8);
+          row.emplace_back(v);
+          break;
+        }
+        case ColumnType::kFloat: {
+          double v;
+          std::memcpy(&v, p + l.offsets[c], 8);
+          row.emplace_back(v);
+          break;
+        }
+        case ColumnType::kString: {
+          const char* s = reinterpret_cast<const char*>(p + l.offsets[c]);
+          row.emplace_back(std::string(s, strnlen(s, widths[c])));
+          break;
+        }
+      }
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,37 @@
+// One committed unit's results in its own HDF5 file: table rows, arrays, provenance.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "storage/table.hpp"
+
+namespace linsweep {
+
+// An n-dimensional float64 array (C order), e.g. a surrogate's W or its XcᵀXc.
+struct ArrayData {
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;  // product(shape) values
+};
+
+struct UnitResult {
+  std::string unit_id;  // content id (DESIGN §5); also the file name
+  std::string kind;     // experiment name, e.g. "fit", "all_linear"
+  std::string params;   // canonical JSON of the unit's parameters
+  std::vector<Table> tables;                // rows for known tables (schema of table_schemas())
+  std::map<std::string, ArrayData> arrays;  // '/'-separated names become groups under /arrays
+};
+
+// Writes `unit` to `path` (not atomically: Store::commit adds the temporary file, fsync and
+// rename). Layout: attributes schema_version, unit_id, kind, params; /tables/<name>
+// compound datasets; /arrays/<name> float64 datasets. Throws StorageError.
+void write_unit_file(const std::string& path, const UnitResult& unit);
+
+// Reads a unit file back. Throws StorageError(kBadInput) naming `path` when it is not an
+// HDF5 file, is truncated or corrupted, lacks a required attribute, or was written by a
+// newer schema version than this build knows.
+UnitResult read_unit_file(const std::string& path);
+
+}  // namespace linsweep

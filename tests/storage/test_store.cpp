@@ -1,0 +1,157 @@
+// Store directory: atomic commits under SIGKILL, the writer lock, stale locks, consolidation.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <random>
+#include <set>
+
+#include "common/errors.hpp"
+#include "storage/store.hpp"
+#include "support/test_support.hpp"
+
+using namespace linsweep;
+using linsweep::test::ScratchDir;
+
+UnitResult sample_unit(const std::string& id, int seed);  // test_unit_file.cpp
+
+TEST_CASE("good_: committed units are listed, read back and consolidated") {
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store", "context: 32\n");
+  s.commit(sample_unit("u1", 1), 1.5);
+  s.commit(sample_unit("u2", 2));
+  CHECK(s.committed_units() == std::vector<std::string>{"u1", "u2"});
+  CHECK(s.is_committed("u1"));
+  CHECK(!s.is_committed("u3"));
+  const Table t = s.read_table("all_linear");
+  CHECK(t.rows.size() == 4);
+  CHECK(t.columns.back().name == "unit");
+  CHECK(std::get<std::string>(t.rows[2].back()) == "u2");
+  CHECK(s.rebuild_consolidated() == 2);
+  const Table c = read_consolidated_table(s.consolidated_path(), "all_linear");
+  CHECK(c.rows == t.rows);
+  CHECK(test::read_text(s.spec_path()) == "context: 32\n");
+  const auto events = s.journal_events();
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].event == "committed");
+  CHECK(events[0].unit == "u1");
+  CHECK(events[0].duration == 1.5);
+  // A reader sees the same committed units without taking the lock.
+  Store r = Store::open_read(dir / "store");
+  CHECK(r.committed_units().size() == 2);
+  CHECK_THROWS_AS(r.commit(sample_unit("u3", 3)), StorageError);
+  CHECK_THROWS_WITH(Store::open_read(dir / "absent"), Catch::Contains("not a linsweep store"));
+  CHECK_THROWS_WITH(s.commit(sample_unit("../escape", 1)), Catch::Contains("not a safe file name"));
+}
+
+TEST_CASE("a second writer is refused; a lock left by a dead process is recovered") {
+  ScratchDir dir;
+  {
+    Store first = Store::open_write(dir / "store");
+    try {
+      Store::open_write(dir / "store");
+      FAIL("second writer accepted");
+    } catch (const StorageError& e) {
+      CHECK(e.exit_code() == ExitCode::kBadInput);
+      CHECK(std::string(e.what()).find("being written by another sweep (host ") != std::string::npos);
+    }
+    // Another process is refused too.
+    pid_t child = fork();
+    if (child == 0) {
+      try {
+        Store::open_write(dir / "store");
+        _exit(0);
+      } catch (const StorageError&) {
+        _exit(7);
+      }
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    CHECK(WEXITSTATUS(status) == 7);
+  }
+  {
+    Store again = Store::open_write(dir / "store");  // released cleanly: not stale
+    CHECK(!again.recovered_stale_lock());
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    Store dying = Store::open_write(dir / "store");
+    raise(SIGKILL);  // dies holding the lock, record left behind
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  Store recovered = Store::open_write(dir / "store");
+  REQUIRE(recovered.recovered_stale_lock());
+  CHECK(recovered.recovered_stale_lock()->find("pid " + std::to_string(child)) != std::string::npos);
+}
+
+TEST_CASE("SIGKILL at random moments never shows a partial unit nor loses a committed one") {
+  ScratchDir dir;
+  const std::string store_dir = dir / "store";
+  { Store::open_write(store_dir); }
+  std::mt19937 rng(20261129);
+  std::set<std::string> acknowledged;
+  const int trials = 200;
+  int killed_mid_run = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t child = fork();
+    if (child == 0) {
+      close(fds[0]);
+      Store s = Store::open_write(store_dir);
+      for (int k = 0;; ++k) {
+        const std::string id = "t" + std::to_string(trial) + "-" + std::to_string(k);
+        s.commit(sample_unit(id, k));
+        const std::string line = id + "\n";  // acknowledged only after commit returned
+        if (write(fds[1], line.data(), line.size()) < 0) _exit(3);
+        if (k % 3 == 2) s.rebuild_consolidated();
+      }
+    }
+    close(fds[1]);
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 30000)(rng)));
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    killed_mid_run += WIFSIGNALED(status) ? 1 : 0;
+    std::string acks;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) acks.append(buf, static_cast<std::size_t>(n));
+    close(fds[0]);
+    for (std::size_t p = 0, e; (e = acks.find('\n', p)) != std::string::npos; p = e + 1) acknowledged.insert(acks.substr(p, e - p));
+  }
+  CHECK(killed_mid_run == trials);
+  Store r = Store::open_read(store_dir);
+  const auto ids = r.committed_units();
+  const std::set<std::string> visible(ids.begin(), ids.end());
+  for (const auto& id : acknowledged) CHECK(visible.count(id) == 1);  // nothing committed is lost
+  for (const auto& id : ids) CHECK_NOTHROW(r.read_unit(id));           // nothing partial is visible
+  if (std::filesystem::exists(r.consolidated_path()))
+    CHECK_NOTHROW(read_consolidated_table(r.consolidated_path(), "fits"));
+  INFO("acknowledged " << acknowledged.size() << ", visible " << ids.size());
+  CHECK(acknowledged.size() > 0);
+  // Temporary files of killed writers are cleared by the next writer.
+  { Store w = Store::open_write(store_dir); }
+  for (const auto& e : std::filesystem::directory_iterator(store_dir + "/units"))
+    CHECK(e.path().filename().string().rfind(".tmp-", 0) != 0);
+}
+
+TEST_CASE("bad_: a corrupted consolidated file or a newer store is refused; rebuild restores it") {
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  s.commit(sample_unit("u1", 1));
+  s.rebuild_consolidated();
+  test::write_text(s.consolidated_path(), "garbage");
+  CHECK_THROWS_WITH(read_consolidated_table(s.consolidated_path(), "fits"), Catch::Contains("rebuild"));
+  s.rebuild_consolidated();
+  CHECK(read_consolidated_table(s.consolidated_path(), "fits").rows.size() == 2);
+  test::write_text(dir / "store/store.json", R"({"format": "linsweep-store", "schema_version": 99})");
+  CHECK_THROWS_WITH(Store::open_read(dir / "store"), Catch::Contains("newer than this build"));
+}

@@ -1,0 +1,100 @@
+// Unit files and tables: round trips for every table, arrays, and refusal of bad files.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "common/errors.hpp"
+#include "storage/hdf5.hpp"
+#include "storage/unit_file.hpp"
+#include "support/test_support.hpp"
+
+using namespace linsweep;
+using linsweep::test::ScratchDir;
+
+namespace {
+
+// Two rows of plausible values for any table schema.
+Table sample_rows(const std::string& name, int seed) {
+  Table t = empty_table(name);
+  for (int r = 0; r < 2; ++r) {
+    Row row;
+    for (const auto& c : t.columns) {
+      switch (c.type) {
+        case ColumnType::kInt: row.emplace_back(std::int64_t{seed * 100 + r}); break;
+        case ColumnType::kFloat: row.emplace_back(seed + r * 0.25 + 1e-9); break;
+        case ColumnType::kString: row.emplace_back(c.name + "-" + std::to_string(seed) + (r ? "-longer-value" : "")); break;
+      }
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace
+
+UnitResult sample_unit(const std::string& id, int seed) {
+  UnitResult u;
+  u.unit_id = id;
+  u.kind = "fit";
+  u.params = R"({"layer": 1, "lambda": [0.01]})";
+  for (const auto& schema : table_schemas()) u.tables.push_back(sample_rows(schema.name, seed));
+  u.arrays["surrogate/W"] = {{2, 3}, {1, 2, 3, 4, 5, 6.5}};
+  u.arrays["surrogate/stats/n"] = {{}, {512}};
+  return u;
+}
+
+TEST_CASE("good_: every table, its arrays and provenance round-trip through a unit file") {
+  ScratchDir dir;
+  const UnitResult u = sample_unit("unit-a", 3);
+  write_unit_file(dir / "u.h5", u);
+  const UnitResult back = read_unit_file(dir / "u.h5");
+  CHECK(back.unit_id == "unit-a");
+  CHECK(back.kind == "fit");
+  CHECK(back.params == u.params);
+  REQUIRE(back.tables.size() == table_schemas().size());
+  for (std::size_t i = 0; i < u.tables.size(); ++i) {
+    INFO(u.tables[i].name);
+    CHECK(back.tables[i].name == u.tables[i].name);
+    CHECK(back.tables[i].rows == u.tables[i].rows);
+  }
+  CHECK(back.arrays.at("surrogate/W").shape == std::vector<std::int64_t>{2, 3});
+  CHECK(back.arrays.at("surrogate/W").values == u.arrays.at("surrogate/W").values);
+  CHECK(back.arrays.at("surrogate/stats/n").values == std::vector<double>{512});
+}
+
+TEST_CASE("bad_: truncated, corrupted, foreign and newer-schema unit files are refused") {
+  ScratchDir dir;
+  write_unit_file(dir / "good.h5", sample_unit("g", 1));
+  const std::string bytes = test::read_text(dir / "good.h5");
+  test::write_text(dir / "truncated.h5", bytes.substr(0, bytes.size() / 2));
+  std::string corrupt = bytes;
+  for (std::size_t i = 600; i < corrupt.size(); i += 97) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5A);
+  test::write_text(dir / "corrupt.h5", corrupt);
+  test::write_text(dir / "text.h5", "just some text");
+  {
+    UnitResult newer = sample_unit("n", 2);
+    write_unit_file(dir / "newer.h5", newer);
+    H5Id f = H5_FILE(H5Fopen((dir / "newer.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    write_int_attribute(f, "schema_version", kStoreSchemaVersion + 1);
+  }
+  for (const char* name : {"truncated.h5", "corrupt.h5", "text.h5", "newer.h5"}) {
+    INFO(name);
+    try {
+      read_unit_file(dir / name);
+      FAIL("accepted " << name);
+    } catch (const StorageError& e) {
+      CHECK(e.exit_code() == ExitCode::kBadInput);
+      CHECK(std::string(e.what()).rfind(dir / name, 0) == 0);
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
+  CHECK_THROWS_WITH(read_unit_file(dir / "newer.h5"), Catch::Contains("newer than this build"));
+}
+
+TEST_CASE("bad_: rows that do not match their schema are refused before writing") {
+  ScratchDir dir;
+  UnitResult u = sample_unit("x", 1);
+  u.tables[0].rows[0][1] = std::string("not an int");
+  CHECK_THROWS_WITH(write_unit_file(dir / "x.h5", u), Catch::Contains("column 'layer' has the wrong type"));
+  CHECK_THROWS_WITH(empty_table("nope"), Catch::Contains("known: fits, all_linear"));
+}
