@@ -21,12 +21,16 @@ std::string first_line(const std::string& s) {
 int main(int argc, char** argv) {
   using linsweep::ExitCode;
   CLI::App app{"linsweep: measure where transformer MLP nonlinearity is needed, across models, layers and corpora.\n"
-               "Commands available in this build: eval, tokenize, inspect. Run `linsweep COMMAND --help` for each."};
+               "Run `linsweep COMMAND --help` for each command."};
   app.require_subcommand(1);
   linsweep::CommandAction action;
   linsweep::add_eval_command(app, &action);
   linsweep::add_tokenize_command(app, &action);
   linsweep::add_inspect_command(app, &action);
+  linsweep::add_query_command(app, &action);
+  linsweep::add_tables_command(app, &action);
+  linsweep::add_plot_command(app, &action);
+  linsweep::add_rebuild_command(app, &action);
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;

@@ -140,8 +140,7 @@ void ActivationWriter::close() {
 ActivationReader::ActivationReader(const std::string& path) : path_(path) {
   silence_hdf5_errors();
   try {
-    if (H5Fis_hdf5(path.c_str()) <= 0) throw StorageError("not an HDF5 file");
-    file_ = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    file_ = open_hdf5_read(path);
     dtype_ = parse_activation_dtype(read_string_attribute(file_, "dtype"));
     rows_ = read_int_attribute(file_, "rows");
     auto open = [&](const char* name, int rank, bool required) {

@@ -22,11 +22,27 @@ void silence_hdf5_errors() {
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }
 
-hid_t h5_check(hid_t status, const char* call, const char* file, int line) {
-  if (status >= 0) return status;
+std::string h5_error_message() {
   std::string msg;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &msg);
   H5Eclear2(H5E_DEFAULT);
+  return msg;
+}
+
+H5Id open_hdf5_read(const std::string& path) {
+  silence_hdf5_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw StorageError("not an HDF5 file (truncated or corrupted?)", ExitCode::kBadInput);
+  }
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) throw StorageError("truncated or corrupted HDF5 file (" + h5_error_message() + ")", ExitCode::kBadInput);
+  return H5Id(id, H5Id::Kind::kFile);
+}
+
+hid_t h5_check(hid_t status, const char* call, const char* file, int line) {
+  if (status >= 0) return status;
+  const std::string msg = h5_error_message();
   throw StorageError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed" +
                      (msg.empty() ? "" : ": " + msg));
 }

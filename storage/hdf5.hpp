@@ -13,6 +13,9 @@ namespace linsweep {
 hid_t h5_check(hid_t status, const char* call, const char* file, int line);
 #define H5_CHECK(call) ::linsweep::h5_check(static_cast<hid_t>(call), #call, __FILE__, __LINE__)
 
+// HDF5's innermost message for the last failed call (and clears the error stack).
+std::string h5_error_message();
+
 // Silences HDF5's automatic error printing (errors are raised as StorageError instead).
 void silence_hdf5_errors();
 
@@ -56,6 +59,10 @@ H5Id h5_owned(hid_t id, H5Id::Kind kind, const char* call, const char* file, int
 #define H5_TYPE(call) ::linsweep::h5_owned((call), ::linsweep::H5Id::Kind::kDatatype, #call, __FILE__, __LINE__)
 #define H5_ATTR(call) ::linsweep::h5_owned((call), ::linsweep::H5Id::Kind::kAttribute, #call, __FILE__, __LINE__)
 #define H5_PLIST(call) ::linsweep::h5_owned((call), ::linsweep::H5Id::Kind::kPropertyList, #call, __FILE__, __LINE__)
+
+// Opens an existing HDF5 file read-only; a file that HDF5 cannot open is reported as
+// StorageError(kBadInput) "truncated or corrupted HDF5 file (<HDF5's message>)".
+H5Id open_hdf5_read(const std::string& path);
 
 // IEEE binary16 as an HDF5 float type (HDF5 1.10 has no predefined one; h5py reads it as float16).
 H5Id make_float16_type();

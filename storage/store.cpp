@@ -201,8 +201,12 @@ Table read_consolidated_table(const std::string& path, const std::string& name) 
   schema.columns.push_back({"unit", ColumnType::kString});
   try {
     if (!is_regular_file(path)) throw StorageError("missing; run `linsweep rebuild STORE`");
-    if (H5Fis_hdf5(path.c_str()) <= 0) throw StorageError("not an HDF5 file (corrupted?); run `linsweep rebuild STORE`");
-    H5Id file = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    H5Id file;
+    try {
+      file = open_hdf5_read(path);
+    } catch (const StorageError& e) {
+      throw StorageError(std::string(e.what()) + "; run `linsweep rebuild STORE`");
+    }
     const long long v = read_int_attribute(file, "schema_version");
     if (v > kStoreSchemaVersion)
       throw StorageError("schema version " + std::to_string(v) + " is newer than this build's " +

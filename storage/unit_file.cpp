@@ -78,8 +78,7 @@ void write_unit_file(const std::string& path, const UnitResult& unit) {
 UnitResult read_unit_file(const std::string& path) {
   silence_hdf5_errors();
   try {
-    if (H5Fis_hdf5(path.c_str()) <= 0) throw StorageError("not an HDF5 file (truncated or corrupted?)");
-    H5Id file = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    H5Id file = open_hdf5_read(path);
     const long long version = read_int_attribute(file, "schema_version");
     if (version > kStoreSchemaVersion)
       throw StorageError("written by schema version " + std::to_string(version) + ", newer than this build's " +

@@ -17,5 +17,9 @@ using CommandAction = std::function<int()>;
 void add_eval_command(CLI::App& root, CommandAction* action);
 void add_tokenize_command(CLI::App& root, CommandAction* action);
 void add_inspect_command(CLI::App& root, CommandAction* action);
+void add_query_command(CLI::App& root, CommandAction* action);
+void add_tables_command(CLI::App& root, CommandAction* action);
+void add_plot_command(CLI::App& root, CommandAction* action);
+void add_rebuild_command(CLI::App& root, CommandAction* action);
 
 }  // namespace linsweep

@@ -233,3 +233,85 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
     CHECK(r.err.find(c.message) != std::string::npos);
   }
 }
+
+// The sample store written by test_storage "[.sample]" (ctest fixture), copied before use.
+static std::string sample_store_copy(const ScratchDir& dir) {
+  const char* src = std::getenv("LINSWEEP_SAMPLE_STORE");
+  REQUIRE(src != nullptr);
+  std::filesystem::copy(src, dir / "store", std::filesystem::copy_options::recursive);
+  return dir / "store";
+}
+
+TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
+  ScratchDir dir;
+  const std::string store = sample_store_copy(dir);
+  Run r = run("query " + q(store) + " all_linear --where layer=100..200 --where corpus=corpus-2 --columns model,layer --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out) == nlohmann::json::parse(R"([{"model":"model-2","layer":200}])"));
+  r = run("query " + q(store) + " fits --format csv --sort -layer --columns layer");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("\"layer\"\n\"201\"\n\"200\"\n", 0) == 0);
+  r = run("query " + q(store) + " gates --format md --columns gate");
+  CHECK(r.out.find("| gate |") == 0);
+
+  r = run("tables " + q(store) + " --out " + q(dir / "report") + " --json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tables"][0]["name"] == "all_linear_extremes");
+  CHECK(std::filesystem::exists(dir / "report/tables.tex"));
+  CHECK(test::read_text(dir / "report/csv/all_linear_extremes.csv").find("\"cheapest layer\"") != std::string::npos);
+
+  r = run("plot " + q(store) + " --out " + q(dir / "fig") + " --json");
+  REQUIRE(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["files"].size() == 9);  // 4 all_linear + 4 gate_share + 1 delta histogram
+  CHECK(test::read_text(dir / "fig/delta_hist_model-1_layer1-gate.svg").find("<svg") == 0);
+
+  test::write_text(store + "/store.h5", "corrupted");
+  r = run("rebuild " + q(store));
+  CHECK(r.code == 0);
+  CHECK(r.out.find("from 2 committed units") != std::string::npos);
+}
+
+TEST_CASE("[store] bad stores exit 2 with one line naming the file", "[store]") {
+  struct Case {
+    const char* name;
+    std::function<void(const std::string&)> damage;
+    std::string args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bad_truncated_unit", [](const std::string& s) { std::filesystem::resize_file(s + "/units/unit-1.h5", 300); },
+       "query STORE fits", "unit-1.h5: truncated or corrupted HDF5 file"},
+      {"bad_corrupted_unit",
+       [](const std::string& s) {
+         std::string b = test::read_text(s + "/units/unit-2.h5");
+         for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>(b[i] ^ 0x33);
+         test::write_text(s + "/units/unit-2.h5", b);
+       },
+       "tables STORE", "unit-2.h5: not an HDF5 file"},
+      {"bad_newer_schema",
+       [](const std::string& s) { test::write_text(s + "/store.json", R"({"format":"linsweep-store","schema_version":7})"); },
+       "query STORE fits", "newer than this build"},
+      {"bad_not_a_store", [](const std::string& s) { std::filesystem::remove(s + "/store.json"); }, "plot STORE",
+       "not a linsweep store"},
+      {"bad_unknown_table", [](const std::string&) {}, "query STORE tabel", "unknown table 'tabel'"},
+      {"bad_where", [](const std::string&) {}, "query STORE fits --where layer", "expected col=value"},
+      {"bad_where_number", [](const std::string&) {}, "query STORE fits --where layer=abc", "'abc' is not a number"},
+      {"bad_format", [](const std::string&) {}, "query STORE fits --format xml", "--format 'xml' is unknown"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    ScratchDir dir;
+    const std::string store = sample_store_copy(dir);
+    c.damage(store);
+    std::string args = c.args;
+    args.replace(args.find("STORE"), 5, q(store));
+    const Run r = run(args);
+    INFO(r.err);
+    CHECK(!r.crashed);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+}

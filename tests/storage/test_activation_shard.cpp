@@ -115,8 +115,9 @@ TEST_CASE("[sample] write a sample store for external readers", "[.sample]") {
   ActivationOptions opt;
   opt.with_y = true;
   opt.with_delta = true;
-  ActivationWriter w(std::string(out) + "/shard.h5", 8, opt);
-  std::vector<float> x(16), y(16), delta = {0.5f, -0.25f};
+  std::filesystem::create_directories(std::string(out) + "/store/activations/model-1");
+  ActivationWriter w(std::string(out) + "/store/activations/model-1/layer1-gate.h5", 8, opt);
+  std::vector<float> x(16), y(16), delta = {0.5f, -0.25f};  // h5py checks these exact values
   for (int i = 0; i < 16; ++i) x[i] = 0.5f * i, y[i] = -1.0f * i;
   std::vector<std::int32_t> ids = {5, 7}, pos = {0, 1};
   std::vector<std::int64_t> win = {0, 0};

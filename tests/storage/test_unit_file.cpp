@@ -98,3 +98,32 @@ TEST_CASE("bad_: rows that do not match their schema are refused before writing"
   CHECK_THROWS_WITH(write_unit_file(dir / "x.h5", u), Catch::Contains("column 'layer' has the wrong type"));
   CHECK_THROWS_WITH(empty_table("nope"), Catch::Contains("known: fits, all_linear"));
 }
+
+#include "storage/surrogate_store.hpp"
+
+TEST_CASE("good_: surrogates keep W, b per lambda and the float64 statistics") {
+  ScratchDir dir;
+  StoredSurrogate s;
+  s.stats.d = 2;
+  s.stats.n = 512;
+  s.stats.mean_x = {0.5, -1.25};
+  s.stats.mean_y = {1, 2};
+  s.stats.xcxc = {4, 1, 1, 3};
+  s.stats.xcyc = {1e-300, 2, 3, 1e300};
+  s.fits = {{0.1, {1, 2, 3, 4}, {5, 6}}, {0.01, {7, 8, 9, 10}, {11, 12}}};
+  UnitResult u;
+  u.unit_id = "fit-1";
+  u.kind = "fit";
+  u.params = "{}";
+  put_surrogate(u, surrogate_key("gpt2-medium", "wikitext103", 12), s);
+  write_unit_file(dir / "u.h5", u);
+  const StoredSurrogate back = get_surrogate(read_unit_file(dir / "u.h5"), surrogate_key("gpt2-medium", "wikitext103", 12));
+  CHECK(back.stats.n == 512);
+  CHECK(back.stats.xcyc == s.stats.xcyc);
+  CHECK(back.stats.mean_x == s.stats.mean_x);
+  REQUIRE(back.fits.size() == 2);
+  CHECK(back.fits[0].lambda == 0.01);  // ascending
+  CHECK(back.fits[0].weight == s.fits[1].weight);
+  CHECK(back.fits[1].bias == s.fits[0].bias);
+  CHECK_THROWS_WITH(get_surrogate(u, surrogate_key("gpt2-medium", "lambada", 12)), Catch::Contains("is missing"));
+}

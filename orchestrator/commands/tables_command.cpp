@@ -1,0 +1,70 @@
+// `linsweep tables`: the paper-style summary tables as Markdown, CSV and LaTeX.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "orchestrator/commands/commands.hpp"
+#include "storage/report.hpp"
+#include "storage/store.hpp"
+
+namespace linsweep {
+namespace {
+
+struct TablesArgs {
+  std::string store, out;
+  bool json = false, quiet = false;
+};
+
+void write_text_file(const std::string& path, const std::string& text) {
+  atomic_replace(path, [&](const std::string& tmp) {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw StorageError(tmp + ": write failed");
+  });
+}
+
+int run_tables(const TablesArgs& a) {
+  const Store store = Store::open_read(a.store);
+  const auto tables = build_report(store);
+  const std::string out = a.out.empty() ? a.store + "/report" : a.out;
+  std::error_code ec;
+  std::filesystem::create_directories(out + "/csv", ec);
+  if (ec) throw StorageError(out + ": cannot create directory: " + ec.message());
+  std::vector<std::string> files = {out + "/tables.md", out + "/tables.tex"};
+  const std::string md = render_markdown(tables);
+  write_text_file(files[0], md);
+  write_text_file(files[1], render_latex(tables));
+  for (const auto& t : tables) {
+    files.push_back(out + "/csv/" + t.name + ".csv");
+    write_text_file(files.back(), render_csv(t));
+  }
+  if (a.json) {
+    nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", files}};
+    for (const auto& t : tables) j["tables"].push_back({{"name", t.name}, {"title", t.title}, {"rows", t.rows.size()}});
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    if (!a.quiet) std::fwrite(md.data(), 1, md.size(), stdout);
+    if (tables.empty()) std::printf("(the store has no result rows yet)\n");
+    std::printf("wrote %s, %s and %zu CSV files under %s/csv\n", files[0].c_str(), files[1].c_str(), tables.size(), out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tables_command(CLI::App& root, CommandAction* action) {
+  auto args = std::make_shared<TablesArgs>();
+  CLI::App* cmd = root.add_subcommand("tables", "Paper-style summary tables of a store as Markdown, CSV and LaTeX.");
+  cmd->add_option("store", args->store, "store directory")->required();
+  cmd->add_option("--out", args->out, "output directory (default: STORE/report)");
+  cmd->add_flag("--json", args->json, "print what was written as JSON instead of the Markdown");
+  cmd->add_flag("--quiet", args->quiet, "do not print the Markdown");
+  cmd->callback([args, action] { *action = [args] { return run_tables(*args); }; });
+}
+
+}  // namespace linsweep

@@ -1,0 +1,22 @@
+// The store's SVG figures (`linsweep plot`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace linsweep {
+
+class Store;
+
+// Writes into `out_dir` (created) and returns the paths written:
+//  - all_linear_<model>.svg: per-layer all-linear Δ% with bootstrap 95% bars, one series per corpus;
+//  - gate_share_<model>.svg: share of positions routed linear per layer, one series per gate;
+//  - delta_hist_<shard>.svg: histogram of δ from each activation shard under
+//    STORE/activations that has δ.
+// Figures without data are not written. Throws StorageError on write failures.
+std::vector<std::string> write_figures(const Store& store, const std::string& out_dir);
+
+// File-name-safe form of a model or shard name ([A-Za-z0-9._-], others become '_').
+std::string safe_name(const std::string& s);
+
+}  // namespace linsweep

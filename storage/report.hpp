@@ -1,0 +1,33 @@
+// Paper-style summary tables from a store's results, as Markdown, CSV and LaTeX.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "storage/table.hpp"
+
+namespace linsweep {
+
+class Store;
+
+// A rendered summary: a title, headers and string cells (already formatted).
+struct ReportTable {
+  std::string name;   // file stem, e.g. "all_linear_extremes"
+  std::string title;  // one line
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+  std::string note;   // footnote (e.g. the mark for intervals containing zero)
+};
+
+// Builds every summary that the store has rows for (DESIGN §7): all-linear cost per layer
+// (cheapest and most expensive layer per model and corpus), gating summary per model,
+// token-vs-context AUCs, routing-list transfer, residual clusters, compound gating,
+// progressive and fine-tuning steps. Every Δ% carries its interval and a † when the interval
+// contains zero. Tables without rows are omitted.
+std::vector<ReportTable> build_report(const Store& store);
+
+std::string render_markdown(const std::vector<ReportTable>& tables);
+std::string render_latex(const std::vector<ReportTable>& tables);
+std::string render_csv(const ReportTable& table);
+
+}  // namespace linsweep
