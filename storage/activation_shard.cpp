@@ -105,7 +105,7 @@ void ActivationWriter::append(const float* x, const float* y, const float* delta
     const std::size_t n = static_cast<std::size_t>(rows * d_);
     scratch_.resize(n);
     if (opt_.dtype == ActivationDType::kFloat16) {
-      for (std::size_t i = 0; i < n; ++i) scratch_[i] = float_to_half(src[i]);
+      floats_to_halves(src, scratch_.data(), n);
       extend(ds, 2, half_type_, scratch_.data(), rows, d_);
     } else {
       for (std::size_t i = 0; i < n; ++i) scratch_[i] = float_to_bfloat16(src[i]);

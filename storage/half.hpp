@@ -1,6 +1,7 @@
 // float32 <-> IEEE binary16 and bfloat16 bit conversions (round to nearest even).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -61,5 +62,9 @@ inline float bfloat16_to_float(std::uint16_t b) {
   std::memcpy(&f, &x, 4);
   return f;
 }
+
+// Bulk float32 -> binary16 (round to nearest even): F16C instructions when the CPU has
+// them, the scalar conversion above otherwise. Same results either way.
+void floats_to_halves(const float* in, std::uint16_t* out, std::size_t n);
 
 }  // namespace linsweep
