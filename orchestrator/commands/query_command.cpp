@@ -14,7 +14,7 @@ namespace {
 struct QueryArgs {
   std::string store, table, format = "table";
   std::vector<std::string> where, columns, sort;
-  bool json = false;
+  bool json = false, consolidated = false;
 };
 
 int run_query_command(const QueryArgs& a) {
@@ -23,7 +23,9 @@ int run_query_command(const QueryArgs& a) {
   for (const auto& w : a.where) q.where.push_back(parse_condition(w));
   q.columns = a.columns;
   q.sort = a.sort;
-  const Table t = run_query(store.read_table(a.table), q);
+  const Table t = run_query(a.consolidated ? read_consolidated_table(store.consolidated_path(), a.table)
+                                           : store.read_table(a.table),
+                            q);
   const std::string out = format_table(t, a.json ? TableFormat::kJson : parse_table_format(a.format));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
@@ -43,6 +45,8 @@ void add_query_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--sort", args->sort, "sort keys, comma-separated; -col for descending")->delimiter(',');
   cmd->add_option("--format", args->format, "table | csv | json | md")->capture_default_str();
   cmd->add_flag("--json", args->json, "same as --format json (a list of row objects)");
+  cmd->add_flag("--consolidated", args->consolidated,
+                "read STORE/store.h5 (one file; as of its last rebuild) instead of the unit files");
   cmd->callback([args, action] { *action = [args] { return run_query_command(*args); }; });
 }
 

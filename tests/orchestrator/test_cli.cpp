@@ -267,10 +267,14 @@ TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
   CHECK(j["files"].size() == 9);  // 4 all_linear + 4 gate_share + 1 delta histogram
   CHECK(test::read_text(dir / "fig/delta_hist_model-1_layer1-gate.svg").find("<svg") == 0);
 
+  r = run("query " + q(store) + " fits --consolidated --json --columns unit");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).size() == 4);
   test::write_text(store + "/store.h5", "corrupted");
   r = run("rebuild " + q(store));
   CHECK(r.code == 0);
   CHECK(r.out.find("from 2 committed units") != std::string::npos);
+  CHECK(run("query " + q(store) + " fits --consolidated").code == 0);
 }
 
 TEST_CASE("[store] bad stores exit 2 with one line naming the file", "[store]") {
@@ -295,6 +299,8 @@ TEST_CASE("[store] bad stores exit 2 with one line naming the file", "[store]") 
        "query STORE fits", "newer than this build"},
       {"bad_not_a_store", [](const std::string& s) { std::filesystem::remove(s + "/store.json"); }, "plot STORE",
        "not a linsweep store"},
+      {"bad_consolidated", [](const std::string& s) { test::write_text(s + "/store.h5", "HDF? no"); },
+       "query STORE fits --consolidated", "store.h5: not an HDF5 file (truncated or corrupted?); run `linsweep rebuild"},
       {"bad_unknown_table", [](const std::string&) {}, "query STORE tabel", "unknown table 'tabel'"},
       {"bad_where", [](const std::string&) {}, "query STORE fits --where layer", "expected col=value"},
       {"bad_where_number", [](const std::string&) {}, "query STORE fits --where layer=abc", "'abc' is not a number"},

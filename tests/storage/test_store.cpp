@@ -155,3 +155,28 @@ TEST_CASE("bad_: a corrupted consolidated file or a newer store is refused; rebu
   test::write_text(dir / "store/store.json", R"({"format": "linsweep-store", "schema_version": 99})");
   CHECK_THROWS_WITH(Store::open_read(dir / "store"), Catch::Contains("newer than this build"));
 }
+
+TEST_CASE("readers see only whole committed units while a writer commits") {
+  ScratchDir dir;
+  const std::string store_dir = dir / "store";
+  { Store::open_write(store_dir); }
+  pid_t child = fork();
+  if (child == 0) {
+    Store s = Store::open_write(store_dir);
+    for (int k = 0; k < 40; ++k) s.commit(sample_unit("w" + std::to_string(k), k));
+    _exit(0);
+  }
+  Store r = Store::open_read(store_dir);
+  std::size_t last = 0, reads = 0;
+  int status = 0;
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    const Table t = r.read_table("compound");  // throws on any partial unit
+    CHECK(t.rows.size() % 2 == 0);             // two rows per unit, never half a unit
+    CHECK(t.rows.size() >= last);
+    last = t.rows.size();
+    ++reads;
+  }
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(r.read_table("compound").rows.size() == 80);
+  CHECK(reads > 0);
+}
