@@ -18,11 +18,7 @@ namespace linsweep {
 namespace {
 
 void write_svg(const std::string& path, const std::string& svg, std::vector<std::string>* written) {
-  atomic_replace(path, [&](const std::string& tmp) {
-    std::ofstream out(tmp, std::ios::binary);
-    out << svg;
-    if (!out) throw StorageError(tmp + ": write failed");
-  });
+  atomic_write_text(path, svg);
   written->push_back(path);
 }
 

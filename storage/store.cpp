@@ -66,6 +66,15 @@ void atomic_replace(const std::string& path, const std::function<void(const std:
   }
 }
 
+void atomic_write_text(const std::string& path, const std::string& text) {
+  atomic_replace(path, [&](const std::string& tmp) {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw StorageError(tmp + ": write failed");
+  });
+}
+
 Store Store::open_read(const std::string& dir) {
   Store s(dir);
   s.check_marker();
@@ -79,13 +88,11 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text) {
   if (is_regular_file(dir + "/" + kMarker)) {
     s.check_marker();
   } else {
-    atomic_replace(dir + "/" + kMarker, [](const std::string& tmp) {
-      std::ofstream(tmp) << nlohmann::json({{"format", "linsweep-store"}, {"schema_version", kStoreSchemaVersion}}).dump()
-                         << "\n";
-    });
+    atomic_write_text(dir + "/" + kMarker,
+                      nlohmann::json({{"format", "linsweep-store"}, {"schema_version", kStoreSchemaVersion}}).dump() + "\n");
   }
   if (!spec_text.empty() && !is_regular_file(s.spec_path()))
-    atomic_replace(s.spec_path(), [&](const std::string& tmp) { std::ofstream(tmp, std::ios::binary) << spec_text; });
+    atomic_write_text(s.spec_path(), spec_text);
   make_dir(dir + "/units");
   // Temporary files of writers that died mid-commit; only the lock holder may remove them.
   if (DIR* d = ::opendir((dir + "/units").c_str())) {

@@ -78,5 +78,7 @@ Table read_consolidated_table(const std::string& path, const std::string& name);
 
 // Writes `path` atomically: `write(tmp_path)` then fsync, rename and directory fsync.
 void atomic_replace(const std::string& path, const std::function<void(const std::string&)>& write);
+// atomic_replace with `text` as the content.
+void atomic_write_text(const std::string& path, const std::string& text);
 
 }  // namespace linsweep

@@ -12,9 +12,9 @@ namespace {
 
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
-std::vector<double> nice_ticks(double lo, double hi, int target = 6) {
+std::vector<double> nice_ticks(double lo, double hi, int target = 6, bool integers = false) {
   if (!(hi > lo)) hi = lo + 1;
-  const double raw = (hi - lo) / target;
+  const double raw = std::max((hi - lo) / target, integers ? 1.0 : 0.0);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -80,7 +80,10 @@ std::string SvgChart::render(int width, int height) const {
     o += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, left + pw, Y(t), Y(t));
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", left - 6, Y(t) + 4, t);
   }
-  for (double t : nice_ticks(xmin, xmax, 8)) {
+  bool integer_x = edges_.empty();  // layers: no ticks between them
+  for (const auto& s : series_)
+    for (double v : s.x) integer_x = integer_x && std::floor(v) == v;
+  for (double t : nice_ticks(xmin, xmax, 8, integer_x)) {
     o += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>\n", X(t), top + ph, top + ph + 5);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", X(t), top + ph + 18, t);
   }

@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -20,14 +19,6 @@ struct TablesArgs {
   bool json = false, quiet = false;
 };
 
-void write_text_file(const std::string& path, const std::string& text) {
-  atomic_replace(path, [&](const std::string& tmp) {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    if (!f) throw StorageError(tmp + ": write failed");
-  });
-}
-
 int run_tables(const TablesArgs& a) {
   const Store store = Store::open_read(a.store);
   const auto tables = build_report(store);
@@ -37,11 +28,11 @@ int run_tables(const TablesArgs& a) {
   if (ec) throw StorageError(out + ": cannot create directory: " + ec.message());
   std::vector<std::string> files = {out + "/tables.md", out + "/tables.tex"};
   const std::string md = render_markdown(tables);
-  write_text_file(files[0], md);
-  write_text_file(files[1], render_latex(tables));
+  atomic_write_text(files[0], md);
+  atomic_write_text(files[1], render_latex(tables));
   for (const auto& t : tables) {
     files.push_back(out + "/csv/" + t.name + ".csv");
-    write_text_file(files.back(), render_csv(t));
+    atomic_write_text(files.back(), render_csv(t));
   }
   if (a.json) {
     nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", files}};

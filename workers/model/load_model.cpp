@@ -65,6 +65,9 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
   const Architecture& arch = ArchitectureRegistry::instance().get(config.architecture, dir + "/config.json");
   const at::ScalarType dtype = parse_compute_dtype(options.dtype);
   const std::string device = resolve_device(options.device);
+  if (dtype == at::kHalf && device == "cpu")
+    throw InputError("dtype float16 needs a CUDA device (LibTorch's CPU kernels lack half-precision LayerNorm); "
+                     "use bfloat16 or float32 on CPU");
   Checkpoint ckpt(dir);
   const std::string where = ckpt.files().size() == 1 ? ckpt.files()[0] : dir + "/model.safetensors.index.json";
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "common/errors.hpp"
-#include "support/test_support.hpp"
+#include "support/fixture_windows.hpp"
 #include "workers/checkpoint.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
@@ -16,17 +16,11 @@
 
 using namespace linsweep;
 using linsweep::test::ScratchDir;
+using linsweep::test::golden_windows;
 
 namespace {
 
 const char* const kModels[] = {"tiny-gpt2", "tiny-neox", "tiny-neox-seq"};
-
-Windows golden_windows(const std::string& name, const char* split) {
-  const auto& g = test::golden()[name];
-  const auto stream = read_npy_tokens(test::tokens_file(name));
-  return make_windows(stream, {g[split]["start"].get<std::int64_t>(), g[split]["tokens"].get<std::int64_t>()},
-                      g["context"].get<std::int64_t>(), name);
-}
 
 double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
@@ -176,4 +170,5 @@ TEST_CASE("bad_: evaluation refuses ids outside the vocabulary and contexts past
   CHECK_THROWS_WITH(evaluate(*lm.model, long_w), Catch::Contains("longer than the model's 256 positions"));
   CHECK_THROWS_AS(load_model(test::model_dir("tiny-gpt2"), {"cuda:3", "float32"}), InputError);
   CHECK_THROWS_AS(load_model(test::model_dir("tiny-gpt2"), {"cpu", "float64"}), InputError);
+  CHECK_THROWS_WITH(load_model(test::model_dir("tiny-gpt2"), {"cpu", "float16"}), Catch::Contains("needs a CUDA device"));
 }

@@ -5,7 +5,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
-#include "support/test_support.hpp"
+#include "support/fixture_windows.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
 #include "workers/eval/evaluator.hpp"
@@ -14,13 +14,6 @@
 using namespace linsweep;
 
 namespace {
-
-Windows split_windows(const std::string& name, const char* split) {
-  const auto& g = test::golden()[name];
-  const auto stream = read_npy_tokens(test::tokens_file(name));
-  return make_windows(stream, {g[split]["start"].get<std::int64_t>(), g[split]["tokens"].get<std::int64_t>()},
-                      g["context"].get<std::int64_t>(), name);
-}
 
 struct Captured {
   at::Tensor x, y;  // [N, d] float64
@@ -61,7 +54,7 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
     const auto& g = test::golden()[name];
     const int layer = g["layer"].get<int>();
     LoadedModel lm = load_model(test::model_dir(name), {"cpu", "float32"});
-    const Windows fit_w = split_windows(name, "fit"), eval_w = split_windows(name, "eval");
+    const Windows fit_w = test::golden_windows(name, "fit"), eval_w = test::golden_windows(name, "eval");
     const Captured c = capture(*lm.model, layer, fit_w);
     CHECK(c.x.size(0) == fit_w.count * fit_w.context);  // every position of every window
     CHECK(max_abs_diff(c.x.mean(0), g["mlp_in_fit_mean"].get<std::vector<double>>()) < 1e-5);
@@ -106,7 +99,7 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
 
 TEST_CASE("capture in affine mode still sees the MLP's own output") {
   LoadedModel lm = load_model(test::model_dir("tiny-gpt2"), {"cpu", "float32"});
-  const Windows w = split_windows("tiny-gpt2", "eval").slice(0, 2);
+  const Windows w = test::golden_windows("tiny-gpt2", "eval").slice(0, 2);
   const Captured plain = capture(*lm.model, 0, w);
   const auto d = lm.config().d_model;
   lm.model->hook(0).use_affine({at::zeros({d, d}), at::zeros({d})});

@@ -1,0 +1,131 @@
+// Sweep spec: the example loads with its defaults; every kind of mistake names file, line, field.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "orchestrator/spec.hpp"
+#include "support/test_support.hpp"
+
+using namespace linsweep;
+using linsweep::test::ScratchDir;
+
+namespace {
+
+const std::string kExample = std::string(LINSWEEP_SOURCE_DIR) + "/examples/fixture.yaml";
+
+// A minimal valid spec in `dir`, with `extra` appended (YAML).
+std::string write_spec(const ScratchDir& dir, const std::string& body) {
+  const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
+  const std::string text = "store: " + (dir / "store") + "\ncontext: 32\nmodels:\n  - {name: a, path: " + m +
+                           "}\ncorpora:\n  - {name: s, path: " + c + ", format: npy}\n" + body;
+  test::write_text(dir / "spec.yaml", text);
+  return dir / "spec.yaml";
+}
+
+}  // namespace
+
+TEST_CASE("good_: the example spec loads with paths resolved and defaults filled") {
+  const SweepSpec s = load_spec(kExample);
+  CHECK(s.context == 32);
+  REQUIRE(s.models.size() == 3);
+  CHECK(s.models[1].layers == 3);
+  CHECK(std::filesystem::exists(s.models[0].path + "/config.json"));
+  CHECK(s.corpora[1].format == "text");
+  CHECK(s.splits.at("eval").start == 2560);
+  CHECK(s.layers.all);
+  CHECK(s.layers.resolve(3) == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(nlohmann::json::parse(s.experiments.at("fit"))["lambda"].size() == 3);
+  CHECK(nlohmann::json::parse(s.experiments.at("all_linear"))["bootstrap"] == 1000);
+  CHECK(s.runtime.ranks_per_group == 1);
+  CHECK(s.resources.tasks_per_node == 2);
+  CHECK(s.text.find("tiny-neox-seq") != std::string::npos);
+  CHECK(load_spec(kExample, "/tmp/elsewhere").store == "/tmp/elsewhere");
+}
+
+TEST_CASE("good_: defaults for an almost empty spec; layer lists and ranges") {
+  ScratchDir dir;
+  {
+    const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
+    test::write_text(dir / "min.yaml", "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n");
+    CHECK(load_spec(dir / "min.yaml").context == 256);  // default 512, capped by the model's positions
+  }
+  const SweepSpec s = load_spec(write_spec(dir, "layers: [2, \"0-1\", 1]\nexperiments:\n  fit:\n  gate: {variants: [linear, \"pca:2\"]}\n"));
+  CHECK(s.runtime.batch == 8);
+  CHECK(s.context == 32);
+  CHECK(s.runtime.device == "auto");
+  CHECK(s.layers.resolve(3) == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(nlohmann::json::parse(s.experiments.at("fit"))["lambda"] == nlohmann::json::array({0.01}));
+  CHECK(nlohmann::json::parse(s.experiments.at("gate"))["variants"].size() == 2);
+}
+
+TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
+  struct Case {
+    const char* name;
+    std::string body;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bad_unknown_top_key", "modles: []\n", ":7: modles: unknown key"},
+      {"bad_unknown_runtime_key", "runtime:\n  bach: 4\n", ":8: runtime.bach: unknown key"},
+      {"bad_type", "runtime:\n  batch: many\n", ":8: runtime.batch: expected an integer"},
+      {"bad_range", "runtime:\n  ranks_per_group: 0\n", "runtime.ranks_per_group: 0 is outside 1..4096"},
+      {"bad_overlap", "splits:\n  fit: {start: 0, tokens: 100}\n  eval: {start: 50, tokens: 100}\n",
+       ":9: splits.eval: overlaps splits.fit [0, 100)"},
+      {"bad_short_split", "splits:\n  fit: {start: 0, tokens: 10}\n", "splits.fit.tokens: 10 tokens hold no window of 32"},
+      {"bad_layers", "layers: [0, 7]\n", ":7: layers: layer 7 is outside model 'a' (layers 0..2)"},
+      {"bad_layer_range", "layers: [\"3-1\"]\n", "is not a layer or an ascending"},
+      {"bad_experiment", "experiments:\n  fitt: {}\n", ":8: experiments.fitt: unknown key (known: "},
+      {"bad_experiment_param", "experiments:\n  fit: {lambdas: [1]}\n", "experiments.fit.lambdas: unknown key"},
+      {"bad_param_type", "experiments:\n  fit: {lambda: [x]}\n", "experiments.fit.lambda: expected a number"},
+      {"bad_corpus_ref", "experiments:\n  nofly: {source: wiki}\n", "'wiki' is not a corpus of this spec"},
+      {"bad_yaml", "runtime: [unclosed\n", "invalid YAML"},
+      {"bad_dtype", "runtime: {dtype: float64}\n", "runtime.dtype: expected float32"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    ScratchDir dir;
+    const std::string path = write_spec(dir, c.body);
+    try {
+      load_spec(path);
+      FAIL("accepted " << c.name);
+    } catch (const SpecError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).rfind(path, 0) == 0);
+      CHECK(std::string(e.what()).find(c.message) != std::string::npos);
+      CHECK(e.exit_code() == ExitCode::kBadInput);
+    }
+  }
+}
+
+TEST_CASE("bad_: missing files, duplicate names and a context past a model's positions") {
+  ScratchDir dir;
+  const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
+  struct Case {
+    const char* name;
+    std::string text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bad_model_path", "store: s\nmodels:\n  - {name: a, path: /nonexistent/model}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+       ":3: models[0].path: /nonexistent/model: not a model directory"},
+      {"bad_corpus_path", "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: nope.txt}\n",
+       ":5: corpora[0].path: '"},
+      {"bad_duplicate_model",
+       "store: s\nmodels:\n  - {name: a, path: " + m + "}\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+       ":4: models[1].name: duplicate model name 'a'"},
+      {"bad_duplicate_corpus",
+       "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n  - {name: s, path: " + c + "}\n",
+       "corpora[1].name: duplicate corpus name 's'"},
+      {"bad_context", "store: s\ncontext: 4096\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+       ":2: context: 4096 is longer than model 'a' allows (256 positions)"},
+      {"bad_no_models", "store: s\ncorpora:\n  - {name: s, path: " + c + "}\n", "models: expected a non-empty list"},
+      {"bad_no_store", "models:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n", "store: missing"},
+  };
+  for (const auto& cs : cases) {
+    INFO(cs.name);
+    test::write_text(dir / "spec.yaml", cs.text);
+    CHECK_THROWS_WITH(load_spec(dir / "spec.yaml"), Catch::Contains(cs.message) && Catch::StartsWith(dir / "spec.yaml"));
+  }
+}
