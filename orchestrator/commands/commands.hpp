@@ -21,5 +21,6 @@ void add_query_command(CLI::App& root, CommandAction* action);
 void add_tables_command(CLI::App& root, CommandAction* action);
 void add_plot_command(CLI::App& root, CommandAction* action);
 void add_rebuild_command(CLI::App& root, CommandAction* action);
+void add_plan_command(CLI::App& root, CommandAction* action);
 
 }  // namespace linsweep

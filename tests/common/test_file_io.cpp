@@ -54,3 +54,16 @@ TEST_CASE("read_json_file names the file and the byte of a parse error") {
   }
   std::remove(path.c_str());
 }
+
+#include "common/sha256.hpp"
+
+TEST_CASE("sha256 matches the FIPS 180-4 test vectors") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  Sha256 h;
+  const std::string a(1000, 'a');
+  for (int i = 0; i < 1000; ++i) h.update(a);
+  CHECK(h.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");  // one million 'a'
+}

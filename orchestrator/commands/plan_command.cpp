@@ -1,0 +1,60 @@
+// `linsweep plan`: every unit of a spec as done, pending, or rerun with the reason.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common/file_io.hpp"
+#include "orchestrator/commands/commands.hpp"
+#include "orchestrator/plan.hpp"
+#include "storage/store.hpp"
+
+namespace linsweep {
+namespace {
+
+struct PlanArgs {
+  std::string spec, store;
+  bool json = false;
+};
+
+int run_plan(const PlanArgs& a) {
+  const SweepSpec spec = load_spec(a.spec, a.store);
+  const Plan plan = make_plan(spec);
+  std::unique_ptr<Store> store;
+  if (is_regular_file(spec.store + "/store.json")) store = std::make_unique<Store>(Store::open_read(spec.store));
+  const auto status = plan_status(plan, store.get());
+  std::map<std::string, int> counts;
+  for (const auto& p : status) counts[unit_state_name(p.state)]++;
+  if (a.json) {
+    nlohmann::json j = {{"spec", a.spec}, {"store", spec.store}, {"units", nlohmann::json::array()}, {"counts", counts},
+                        {"not_planned", plan.not_planned}};
+    for (const auto& p : status)
+      j["units"].push_back({{"id", p.unit->id}, {"kind", p.unit->kind}, {"model", p.unit->model}, {"corpus", p.unit->corpus},
+                            {"state", unit_state_name(p.state)}, {"reason", p.reason}, {"deps", p.unit->deps}});
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("plan for %s -> %s\n", a.spec.c_str(), spec.store.c_str());
+  for (const auto& p : status)
+    std::printf("  %-8s %-10s %-16s %-14s %s%s%s\n", unit_state_name(p.state), p.unit->kind.c_str(), p.unit->model.c_str(),
+                p.unit->corpus.c_str(), p.unit->id.c_str(), p.reason.empty() ? "" : "  ", p.reason.c_str());
+  std::printf("%zu units: %d done, %d pending, %d rerun\n", status.size(), counts["done"], counts["pending"], counts["rerun"]);
+  for (const auto& e : plan.not_planned)
+    std::printf("note: experiment '%s' has no units in this build yet; it is not run\n", e.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& root, CommandAction* action) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = root.add_subcommand("plan", "Every unit of a spec: done, pending, or rerun with the reason (reads the store).");
+  cmd->add_option("spec", args->spec, "sweep spec (YAML)")->required();
+  cmd->add_option("--store", args->store, "store directory (overrides the spec's store)");
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->callback([args, action] { *action = [args] { return run_plan(*args); }; });
+}
+
+}  // namespace linsweep

@@ -1,0 +1,21 @@
+// Content fingerprints of a unit's inputs: model weights, tokenizer, token stream.
+#pragma once
+
+#include <string>
+
+namespace linsweep {
+
+// SHA-256 over config.json and every weight file (single or sharded safetensors) of an HF
+// directory: a change to any weight changes it. Throws ModelError/InputError naming the file.
+std::string model_fingerprint(const std::string& dir);
+
+// SHA-256 over the tokenizer files (tokenizer.json, or vocab.json + merges.txt); "" when the
+// directory has none.
+std::string tokenizer_fingerprint(const std::string& dir);
+
+// SHA-256 over the corpus format, its bytes (a Brown directory: its Brown files in name
+// order) and, for text formats, the tokenizer fingerprint: what the token stream depends on.
+std::string stream_fingerprint(const std::string& corpus_path, const std::string& format,
+                               const std::string& tokenizer_fp);
+
+}  // namespace linsweep

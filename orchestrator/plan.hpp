@@ -1,0 +1,57 @@
+// The plan: a spec expanded into units with content ids and dependencies (DESIGN §5).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/spec.hpp"
+
+namespace linsweep {
+
+class Store;
+
+// One unit of work. Its id hashes kind, canonical parameters, input fingerprints, the ids
+// of its dependencies and the store schema version, so a unit reruns exactly when one of
+// them changes. `slot` names the unit across spec changes (kind/model/corpus).
+struct Unit {
+  std::string id;
+  std::string kind;  // "stats" | "fit" | "all_linear"
+  std::string slot;
+  std::string model, corpus;
+  nlohmann::json params;                    // what the experiment computes with
+  std::map<std::string, std::string> inputs;  // fingerprints: model, stream
+  std::vector<std::string> deps;            // unit ids, all earlier in the plan
+  // {"slot", "params", "inputs", "deps"} as stored with the committed unit.
+  std::string provenance() const;
+};
+
+struct Plan {
+  std::vector<Unit> units;                // dependency order
+  std::vector<std::string> not_planned;   // experiments this build has no units for yet
+};
+
+// Expands the spec: per (model, corpus) a `stats` unit (one forward pass over the fit split
+// for every selected layer), a `fit` unit (the λ grid from those statistics) and, when
+// all_linear is requested, an `all_linear` unit (eval split, the first λ). Fingerprints
+// every model and corpus (file contents). Throws SpecError/ModelError/InputError.
+Plan make_plan(const SweepSpec& spec);
+
+enum class UnitState { kDone, kPending, kRerun };
+const char* unit_state_name(UnitState s) noexcept;
+
+struct PlannedUnit {
+  const Unit* unit;
+  UnitState state;
+  std::string reason;  // for kRerun and failed pending units
+};
+
+// Compares the plan with a store (null: nothing committed): done when the unit's id is
+// committed; rerun with the reason when its slot holds a unit with another id (spec
+// changed: which parameters; input changed: which fingerprint; or a dependency reruns);
+// pending otherwise, with the last failure from the journal if there was one.
+std::vector<PlannedUnit> plan_status(const Plan& plan, const Store* store);
+
+}  // namespace linsweep
