@@ -31,6 +31,7 @@ void put_surrogate(UnitResult& unit, const std::string& key, const StoredSurroga
     throw StorageError(key + ": statistics do not match d = " + std::to_string(d));
   const auto sd = static_cast<std::int64_t>(d);
   unit.arrays[key + "/stats/n"] = {{}, {static_cast<double>(s.stats.n)}};
+  unit.arrays[key + "/stats/ycyc_trace"] = {{}, {s.stats.ycyc_trace}};
   unit.arrays[key + "/stats/mean_x"] = {{sd}, s.stats.mean_x};
   unit.arrays[key + "/stats/mean_y"] = {{sd}, s.stats.mean_y};
   unit.arrays[key + "/stats/xcxc"] = {{sd, sd}, s.stats.xcxc};
@@ -51,6 +52,7 @@ StoredSurrogate get_surrogate(const UnitResult& unit, const std::string& key) {
   const std::size_t d = mx->second.values.size();
   s.stats.d = static_cast<std::int64_t>(d);
   s.stats.n = static_cast<std::int64_t>(need(unit, key + "/stats/n", 1).values[0]);
+  s.stats.ycyc_trace = need(unit, key + "/stats/ycyc_trace", 1).values[0];
   s.stats.mean_x = mx->second.values;
   s.stats.mean_y = need(unit, key + "/stats/mean_y", d).values;
   s.stats.xcxc = need(unit, key + "/stats/xcxc", d * d).values;

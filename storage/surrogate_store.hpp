@@ -18,6 +18,7 @@ struct SurrogateStats {
   std::vector<double> mean_y;       // [d]
   std::vector<double> xcxc;         // XcᵀXc, [d, d] row-major
   std::vector<double> xcyc;         // XcᵀYc, [d, d] row-major
+  double ycyc_trace = 0;            // tr(YcᵀYc) = Σ‖y − ȳ‖², for R² and relative MSE
 };
 
 struct SurrogateFit {

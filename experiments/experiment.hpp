@@ -1,0 +1,57 @@
+// The experiment registry: each experiment file registers a function of its unit's inputs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/unit_file.hpp"
+
+namespace linsweep {
+
+class LanguageModel;
+
+// Everything one unit needs, resolved by the runner. The model is loaded (and cached across
+// units) by the runner; `deps` are the committed results of the unit's dependencies.
+struct ExperimentInput {
+  std::string unit_id, kind;
+  std::string model_name, corpus_name;
+  std::string model_path, corpus_path, corpus_format;
+  nlohmann::json params;             // the unit's canonical parameters
+  std::string provenance;            // stored as the unit's `params` attribute
+  std::vector<UnitResult> deps;      // in the order of the plan's deps
+  LanguageModel* model = nullptr;    // null for experiments that do not need it
+  std::int64_t batch = 8;
+};
+
+using ExperimentFn = std::function<UnitResult(const ExperimentInput&)>;
+
+// Process-wide map from unit kind to experiment, filled by static registrars before main().
+class ExperimentRegistry {
+ public:
+  static ExperimentRegistry& instance();
+  void add(std::string kind, ExperimentFn fn, bool needs_model);
+  // Throws InputError("unknown experiment 'x' (known: ...)").
+  const ExperimentFn& get(const std::string& kind) const;
+  bool needs_model(const std::string& kind) const;
+  std::vector<std::string> names() const;
+
+ private:
+  struct Entry {
+    std::string kind;
+    ExperimentFn fn;
+    bool needs_model;
+  };
+  const Entry& find(const std::string& kind) const;
+  std::vector<Entry> entries_;
+};
+
+struct ExperimentRegistrar {
+  ExperimentRegistrar(std::string kind, ExperimentFn fn, bool needs_model) {
+    ExperimentRegistry::instance().add(std::move(kind), std::move(fn), needs_model);
+  }
+};
+
+}  // namespace linsweep

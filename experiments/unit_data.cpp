@@ -1,0 +1,61 @@
+// Windows, hook cleanup and the bootstrap shared by experiments.
+#include "experiments/unit_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "workers/corpus/corpus.hpp"
+#include "workers/model/language_model.hpp"
+#include "workers/tokenizer/bpe_tokenizer.hpp"
+
+namespace linsweep {
+
+Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context) {
+  const CorpusFormat format = parse_corpus_format(in.corpus_format);
+  std::vector<TokenId> stream;
+  if (format == CorpusFormat::kNpy) {
+    stream = read_token_stream(in.corpus_path, format, nullptr, std::nullopt);
+  } else {
+    const BpeTokenizer tok = BpeTokenizer::from_directory(in.model_path);
+    std::optional<TokenId> eos = tok.eos_id();
+    if (!eos && in.model != nullptr && in.model->config().eos_token_id)
+      eos = static_cast<TokenId>(*in.model->config().eos_token_id);
+    stream = read_token_stream(in.corpus_path, format, &tok, eos);
+  }
+  return make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context,
+                      in.corpus_path);
+}
+
+HookReset::~HookReset() { model_.reset_hooks(); }
+
+std::pair<double, double> bootstrap_delta_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                                   std::int64_t tokens_per_window, std::int64_t resamples,
+                                                   std::uint64_t seed) {
+  const std::size_t n = a.size();
+  if (n == 0 || resamples <= 0) return {NAN, NAN};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, n - 1);
+  std::vector<double> deltas;
+  deltas.reserve(static_cast<std::size_t>(resamples));
+  const double tokens = static_cast<double>(n) * static_cast<double>(tokens_per_window);
+  for (std::int64_t r = 0; r < resamples; ++r) {
+    double sa = 0, sb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t k = pick(rng);
+      sa += a[k];
+      sb += b[k];
+    }
+    deltas.push_back(100.0 * (std::exp((sb - sa) / tokens) - 1.0));  // PPL_b / PPL_a on the same windows
+  }
+  std::sort(deltas.begin(), deltas.end());
+  auto at = [&](double q) {
+    const double pos = q * static_cast<double>(deltas.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const auto hi = std::min(lo + 1, deltas.size() - 1);
+    return deltas[lo] + (pos - static_cast<double>(lo)) * (deltas[hi] - deltas[lo]);
+  };
+  return {at(0.025), at(0.975)};
+}
+
+}  // namespace linsweep

@@ -1,0 +1,37 @@
+// Inputs shared by experiments: a unit's windows, its surrogate keys, hook cleanup.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/experiment.hpp"
+#include "workers/corpus/windows.hpp"
+
+namespace linsweep {
+
+// The windows of `split` ({start, tokens}) of the unit's corpus with `context` tokens each:
+// text corpora are tokenized with the model directory's tokenizer, documents joined by its
+// end-of-text id. Throws InputError naming the corpus.
+Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context);
+
+// Resets every MLP hook of a model when it goes out of scope, also on exceptions.
+class HookReset {
+ public:
+  explicit HookReset(LanguageModel& model) : model_(model) {}
+  ~HookReset();
+  HookReset(const HookReset&) = delete;
+  HookReset& operator=(const HookReset&) = delete;
+
+ private:
+  LanguageModel& model_;
+};
+
+// 95% percentile bootstrap interval of Δ% = 100·(PPL_b/PPL_a − 1) over windows resampled
+// with replacement (`resamples` draws, seeded). a and b are per-window NLL sums.
+std::pair<double, double> bootstrap_delta_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                                   std::int64_t tokens_per_window, std::int64_t resamples,
+                                                   std::uint64_t seed);
+
+}  // namespace linsweep

@@ -1,0 +1,65 @@
+// Single-process runs: fits and all-linear costs against the golden values; resume runs nothing twice.
+#include <catch2/catch.hpp>
+
+#include "orchestrator/runner.hpp"
+#include "storage/store.hpp"
+#include "support/test_support.hpp"
+
+using namespace linsweep;
+using linsweep::test::ScratchDir;
+
+namespace {
+
+std::string golden_spec(const ScratchDir& dir, const std::string& model) {
+  const auto& g = test::golden()[model];
+  const std::string text =
+      "store: " + (dir / "store") + "\ncontext: " + std::to_string(g["context"].get<int>()) + "\nmodels:\n  - {name: " + model +
+      ", path: " + test::model_dir(model) + "}\ncorpora:\n  - {name: stream, path: " + test::tokens_file(model) +
+      "}\nsplits:\n  eval: {start: " + std::to_string(g["eval"]["start"].get<int>()) +
+      ", tokens: " + std::to_string(g["eval"]["tokens"].get<int>()) + "}\n  fit: {start: " +
+      std::to_string(g["fit"]["start"].get<int>()) + ", tokens: " + std::to_string(g["fit"]["tokens"].get<int>()) +
+      "}\nexperiments:\n  fit: {lambda: [0.01, 0.5]}\n  all_linear: {bootstrap: 200}\n";
+  test::write_text(dir / "spec.yaml", text);
+  return dir / "spec.yaml";
+}
+
+}  // namespace
+
+TEST_CASE("run: every layer's fit and all-linear cost; layer 1 matches the golden values") {
+  for (const char* model : {"tiny-gpt2", "tiny-neox", "tiny-neox-seq"}) {
+    INFO(model);
+    ScratchDir dir;
+    const auto& g = test::golden()[model];
+    const std::string spec = golden_spec(dir, model);
+    RunOptions quiet;
+    quiet.quiet = true;
+    REQUIRE(run_sweep(spec, quiet) == 0);
+    const Store store = Store::open_read(dir / "store");
+    const Table al = read_consolidated_table(store.consolidated_path(), "all_linear");
+    const Table fits = store.read_table("fits");
+    const std::int64_t layers = std::string(model) == "tiny-neox-seq" ? 2 : 3;
+    CHECK(static_cast<std::int64_t>(al.rows.size()) == layers);
+    CHECK(static_cast<std::int64_t>(fits.rows.size()) == 2 * layers);
+    bool found = false;
+    for (const auto& r : al.rows) {
+      if (std::get<std::int64_t>(r[1]) != g["layer"].get<int>()) continue;
+      found = true;
+      CHECK(std::abs(std::get<double>(r[5]) - g["delta_pct"].get<double>()) < 1e-4);
+      CHECK(std::get<double>(r[4]) == Approx(g["ppl_all_linear"].get<double>()).epsilon(1e-5));
+      CHECK(std::get<double>(r[3]) == Approx(g["ppl"].get<double>()).epsilon(1e-5));
+      CHECK(std::get<double>(r[6]) <= std::get<double>(r[5]));  // the interval holds the estimate
+      CHECK(std::get<double>(r[7]) >= std::get<double>(r[5]));
+    }
+    CHECK(found);
+    for (const auto& r : fits.rows) {
+      CHECK(std::get<double>(r[5]) > 0.5);  // R²
+      CHECK(std::get<double>(r[5]) < 1.0);
+    }
+    // A second run finds everything committed and runs nothing.
+    const std::size_t committed = store.committed_units().size();
+    const std::size_t events = store.journal_events().size();
+    REQUIRE(run_sweep(spec, quiet) == 0);
+    CHECK(store.committed_units().size() == committed);
+    CHECK(store.journal_events().size() == events);
+  }
+}
