@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, and runs the main job. Until the embedded demo sweep lands,
-# the main job is `linsweep eval` and `linsweep inspect` on the bundled GPT-2 fixture.
+# Sets everything up, builds, and runs the main job. Until the embedded demo (six models
+# trained on the Brown corpus) lands, the main job is the fixture sweep in
+# examples/fixture.yaml: surrogate fits and all-linear costs for three tiny models, every
+# layer, two corpora, then the summary tables and figures.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 bin="${LINSWEEP_BUILD_DIR:-$root/build}/linsweep"
-model="$root/tests/data/models/tiny-gpt2"
-"$bin" inspect "$model"
+out="${LINSWEEP_OUT:-$root/runs/fixture}"
+start=$(date +%s)
+"$bin" run "$root/examples/fixture.yaml" --store "$out"
+"$bin" tables "$out"
+"$bin" plot "$out" --out "$out/figures" >/dev/null
 echo
-"$bin" eval --model "$model" --corpus "$root/tests/data/models/tiny-gpt2.tokens.npy" --context 32 --tokens 256
+echo "done in $(( $(date +%s) - start )) s. Store: $out"
+echo "  tables:  $out/report/tables.md (.tex, csv/)   figures: $out/figures/*.svg"
+echo "  query:   $bin query $out all_linear --sort delta_pct"

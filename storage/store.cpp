@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -83,7 +84,9 @@ Store Store::open_read(const std::string& dir) {
 
 Store Store::open_write(const std::string& dir, const std::string& spec_text) {
   Store s(dir);
-  make_dir(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw StorageError(dir + ": cannot create the store directory: " + ec.message());
   s.lock_ = std::make_unique<StoreLock>(dir);
   if (is_regular_file(dir + "/" + kMarker)) {
     s.check_marker();

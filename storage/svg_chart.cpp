@@ -60,7 +60,13 @@ std::string SvgChart::render(int width, int height) const {
   for (double e : edges_) take(e, xmin, xmax);
   if (!counts_.empty()) take(0, ymin, ymax);
   for (double c : counts_) take(c, ymin, ymax);
+  bool integer_x = edges_.empty();  // layers: no ticks between them, half a layer of margin
+  for (const auto& s : series_)
+    for (double v : s.x) integer_x = integer_x && std::floor(v) == v;
   if (!std::isfinite(xmin)) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
+  if (integer_x) xmin -= 0.5, xmax += 0.5;
+  // Series side by side at the same x, so that their interval bars do not hide each other.
+  const double dodge = integer_x && series_.size() > 1 ? std::min(0.08, 0.6 / static_cast<double>(series_.size())) : 0.0;
   if (xmax == xmin) xmin -= 0.5, xmax += 0.5;
   if (ymax == ymin) ymin -= 0.5, ymax += 0.5;
   const double ypad = (ymax - ymin) * 0.05;
@@ -80,9 +86,6 @@ std::string SvgChart::render(int width, int height) const {
     o += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, left + pw, Y(t), Y(t));
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", left - 6, Y(t) + 4, t);
   }
-  bool integer_x = edges_.empty();  // layers: no ticks between them
-  for (const auto& s : series_)
-    for (double v : s.x) integer_x = integer_x && std::floor(v) == v;
   for (double t : nice_ticks(xmin, xmax, 8, integer_x)) {
     o += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>\n", X(t), top + ph, top + ph + 5);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", X(t), top + ph + 18, t);
@@ -103,14 +106,16 @@ std::string SvgChart::render(int width, int height) const {
   for (std::size_t k = 0; k < series_.size(); ++k) {
     const auto& s = series_[k];
     const char* color = kColors[k % 8];
+    const double shift = dodge * (static_cast<double>(k) - 0.5 * static_cast<double>(series_.size() - 1));
+    auto SX = [&](double v) { return X(v + shift); };
     std::string points;
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-      points += fmt::format("{:.1f},{:.1f} ", X(s.x[i]), Y(s.y[i]));
+      points += fmt::format("{:.1f},{:.1f} ", SX(s.x[i]), Y(s.y[i]));
       if (i < s.low.size() && i < s.high.size() && std::isfinite(s.low[i]) && std::isfinite(s.high[i]))
-        o += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"/>\n", X(s.x[i]),
+        o += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"/>\n", SX(s.x[i]),
                          Y(s.low[i]), Y(s.high[i]), color);
-      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", X(s.x[i]), Y(s.y[i]), color);
+      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", SX(s.x[i]), Y(s.y[i]), color);
     }
     o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n", points, color);
     const double ly = top + 14 + 18.0 * static_cast<double>(k);
