@@ -24,7 +24,7 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   EvalOptions opt;
   opt.batch = in.batch;
   HookReset reset(model);
-  const EvalResult base = evaluate(model, w, opt);
+  const EvalResult base = evaluate_sharded(in, w, opt);
 
   Table rows = empty_table("all_linear");
   for (std::int64_t layer : layers) {
@@ -37,7 +37,7 @@ UnitResult run_all_linear(const ExperimentInput& in) {
     AffineMap map{at::from_blob(const_cast<double*>(fit->weight.data()), {d, d}, at::kDouble).to(at::kFloat),
                   at::from_blob(const_cast<double*>(fit->bias.data()), {d}, at::kDouble).to(at::kFloat)};
     model.hook(layer).use_affine(std::move(map));
-    const EvalResult lin = evaluate(model, w, opt);
+    const EvalResult lin = evaluate_sharded(in, w, opt);
     model.hook(layer).use_mlp();
     const double delta = 100.0 * (lin.ppl() / base.ppl() - 1.0);
     const auto [lo, hi] = bootstrap_delta_interval(base.window_nll, lin.window_nll, context - 1,

@@ -11,6 +11,7 @@
 
 namespace linsweep {
 
+class Communicator;
 class LanguageModel;
 
 // Everything one unit needs, resolved by the runner. The model is loaded (and cached across
@@ -24,6 +25,9 @@ struct ExperimentInput {
   std::vector<UnitResult> deps;      // in the order of the plan's deps
   LanguageModel* model = nullptr;    // null for experiments that do not need it
   std::int64_t batch = 8;
+  // The unit's worker group when several ranks share it (windows sharded, sums all-reduced);
+  // null for a single rank. Every rank of the group runs the experiment with the same input.
+  Communicator* group = nullptr;
 };
 
 using ExperimentFn = std::function<UnitResult(const ExperimentInput&)>;

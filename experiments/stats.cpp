@@ -7,6 +7,7 @@
 #include "experiments/experiment.hpp"
 #include "experiments/unit_data.hpp"
 #include "storage/surrogate_store.hpp"
+#include "workers/comm/communicator.hpp"
 #include "workers/model/language_model.hpp"
 
 namespace linsweep {
@@ -23,7 +24,7 @@ UnitResult run_stats(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
   const auto layers = in.params["layers"].get<std::vector<std::int64_t>>();
   const std::int64_t context = in.params["context"].get<std::int64_t>();
-  const Windows w = unit_windows(in, in.params["split"], context);
+  const Windows w = my_shard(in, unit_windows(in, in.params["split"], context));
   const std::int64_t d = model.config().d_model;
   const at::Device device = model.parameters().front().device();
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
@@ -50,6 +51,23 @@ UnitResult run_stats(const ExperimentInput& in) {
       auto ids = at::from_blob(const_cast<TokenId*>(w.ids.data() + first * context), {n, context}, at::kInt)
                      .to(device, at::kLong);
       model.hidden_states(ids);  // the hooks see every position; no head needed
+    }
+  }
+  if (in.group != nullptr) {  // sum every rank's partial sums, one message per layer
+    for (Sums& s : sums) {
+      const at::Tensor packed = at::cat({s.sx, s.sy, s.xx.flatten(), s.xy.flatten(),
+                                         at::tensor({s.yy, static_cast<double>(s.n)}, f64)})
+                                    .cpu()
+                                    .contiguous();
+      std::vector<double> buf(packed.data_ptr<double>(), packed.data_ptr<double>() + packed.numel());
+      in.group->allreduce_sum(buf);
+      const at::Tensor r = at::tensor(buf, at::kDouble).to(device);
+      s.sx = r.narrow(0, 0, d);
+      s.sy = r.narrow(0, d, d);
+      s.xx = r.narrow(0, 2 * d, d * d).view({d, d});
+      s.xy = r.narrow(0, 2 * d + d * d, d * d).view({d, d});
+      s.yy = buf[static_cast<std::size_t>(2 * d + 2 * d * d)];
+      s.n = static_cast<std::int64_t>(buf[static_cast<std::size_t>(2 * d + 2 * d * d + 1)]);
     }
   }
   UnitResult out;

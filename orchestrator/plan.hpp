@@ -39,6 +39,10 @@ struct Plan {
 // every model and corpus (file contents). Throws SpecError/ModelError/InputError.
 Plan make_plan(const SweepSpec& spec);
 
+// The plan as JSON and back (rank 0 computes it once and broadcasts it to the workers).
+nlohmann::json plan_to_json(const Plan& plan);
+Plan plan_from_json(const nlohmann::json& j);
+
 enum class UnitState { kDone, kPending, kRerun };
 const char* unit_state_name(UnitState s) noexcept;
 

@@ -9,11 +9,9 @@
 #include <set>
 
 #include "common/errors.hpp"
-#include "experiments/experiment.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/unit_executor.hpp"
 #include "storage/store.hpp"
-#include "workers/corpus/corpus.hpp"
-#include "workers/model/load_model.hpp"
 #include "workers/runtime.hpp"
 
 namespace linsweep {
@@ -55,16 +53,10 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   for (const auto& e : plan.not_planned)
     if (!options.quiet) std::fprintf(stderr, "run: experiment '%s' has no units in this build yet; skipped\n", e.c_str());
 
-  std::map<std::string, const ModelSpec*> models;
-  std::map<std::string, const CorpusSpec*> corpora;
-  for (const auto& m : spec.models) models[m.name] = &m;
-  for (const auto& c : spec.corpora) corpora[c.name] = &c;
-
   StopSignals signals;
   const auto status = plan_status(plan, &store);
   std::set<std::string> failed;
-  std::string loaded_name;
-  std::unique_ptr<LoadedModel> loaded;
+  UnitExecutor executor(spec);
   std::size_t done = 0, ran = 0, index = 0;
   for (const auto& p : status) {
     ++index;
@@ -82,8 +74,6 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
                                        u.kind.c_str(), u.model.c_str(), u.corpus.c_str());
       continue;
     }
-    const ModelSpec& m = *models.at(u.model);
-    const CorpusSpec& c = *corpora.at(u.corpus);
     bool committed = false;
     for (std::int64_t attempt = 0; attempt <= spec.runtime.retries && !committed; ++attempt) {
       JournalEvent started;
@@ -92,28 +82,7 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
       store.journal(started);
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        ExperimentInput in;
-        in.unit_id = u.id;
-        in.kind = u.kind;
-        in.model_name = u.model;
-        in.corpus_name = u.corpus;
-        in.model_path = m.path;
-        in.corpus_path = c.path;
-        in.corpus_format = c.format.empty() ? corpus_format_name(guess_corpus_format(c.path)) : c.format;
-        in.params = u.params;
-        in.provenance = u.provenance();
-        in.batch = spec.runtime.batch;
-        for (const auto& d : u.deps) in.deps.push_back(store.read_unit(d));
-        if (ExperimentRegistry::instance().needs_model(u.kind)) {
-          if (loaded_name != u.model) {
-            loaded.reset();  // free the previous model first
-            loaded = std::make_unique<LoadedModel>(
-                load_model(m.path, ModelOptions{spec.runtime.device, m.dtype.value_or(spec.runtime.dtype)}));
-            loaded_name = u.model;
-          }
-          in.model = loaded->model.get();
-        }
-        const UnitResult result = ExperimentRegistry::instance().get(u.kind)(in);
+        const UnitResult result = executor.run(u, store, nullptr);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         store.commit(result, seconds);
         committed = true;

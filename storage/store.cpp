@@ -143,6 +143,29 @@ void Store::commit(const UnitResult& unit, double duration_seconds, int rank) {
   journal(e);
 }
 
+std::string Store::staging_path(const std::string& unit_id, int rank) const {
+  check_unit_id(unit_id);
+  return dir_ + "/units/.tmp-staged-" + std::to_string(rank) + "-" + unit_id + ".h5";
+}
+
+void Store::commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank) {
+  if (!writable()) throw StorageError(dir_ + ": store is open read-only");
+  check_unit_id(unit_id);
+  const UnitResult u = read_unit_file(staged);  // whole and readable before it becomes visible
+  if (u.unit_id != unit_id) throw StorageError(staged + ": holds unit " + u.unit_id + ", not " + unit_id);
+  fsync_path(staged, false);
+  const std::string final_path = dir_ + "/units/" + unit_id + ".h5";
+  if (std::rename(staged.c_str(), final_path.c_str()) != 0)
+    throw StorageError(final_path + ": rename failed: " + std::strerror(errno));
+  fsync_path(dir_ + "/units", true);
+  JournalEvent e;
+  e.event = "committed";
+  e.unit = unit_id;
+  e.rank = rank;
+  e.duration = duration_seconds;
+  journal(e);
+}
+
 void Store::journal(const JournalEvent& event) { append_journal(dir_ + "/journal.jsonl", event); }
 
 std::vector<JournalEvent> Store::journal_events() const { return read_journal(dir_ + "/journal.jsonl"); }

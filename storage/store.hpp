@@ -45,6 +45,12 @@ class Store {
   // A crash at any point leaves either no unit or the whole unit. Re-committing an id
   // replaces it. Throws StorageError; requires a writable store.
   void commit(const UnitResult& unit, double duration_seconds = 0, int rank = 0);
+  // Commits a unit file another process wrote and fsynced at `staged` (a name starting with
+  // ".tmp-" inside units/): validates it, renames it to units/<id>.h5, fsyncs the directory
+  // and journals "committed". Throws StorageError when the file is not that unit.
+  void commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank);
+  // Where a worker writes a unit for commit_staged (inside units/, ignored until renamed).
+  std::string staging_path(const std::string& unit_id, int rank) const;
   void journal(const JournalEvent& event);
   std::vector<JournalEvent> journal_events() const;
 

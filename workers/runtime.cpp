@@ -4,6 +4,8 @@
 #include <ATen/Parallel.h>
 #include <ATen/Context.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -17,7 +19,15 @@ int default_thread_count() {
   return n > 0 ? n : 1;
 }
 
-void configure_threads(int threads) { at::set_num_threads(threads > 0 ? threads : default_thread_count()); }
+void configure_threads(int threads) {
+  const int n = threads > 0 ? threads : default_thread_count();
+  at::set_num_threads(n);
+  // Debian's LibTorch does not know it runs on OpenBLAS, whose own pool defaults to every
+  // CPU in the affinity mask; float64 GEMMs (the fit statistics) would then round
+  // differently from run to run depending on how mpirun binds ranks. Match it to torch's.
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+}
 
 std::string resolve_device(const std::string& requested) {
   const bool cuda = at::hasCUDA();

@@ -10,7 +10,8 @@ namespace linsweep {
 // Threads for torch's intra-op pool: LINSWEEP_THREADS when set, else
 // max(1, available_cpus() / local_size()).
 int default_thread_count();
-// Sets torch's intra-op thread count (OpenMP defaults to 1 here, so always call this).
+// Sets torch's intra-op thread count (OpenMP defaults to 1 here, so always call this) and
+// OpenBLAS's, when OpenBLAS provides the BLAS, to the same number.
 void configure_threads(int threads);
 
 // Resolves "auto" to "cuda:<local_rank mod device count>" when CUDA is available and "cpu"

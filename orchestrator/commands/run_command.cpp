@@ -1,24 +1,42 @@
 // `linsweep run`: run a sweep's pending units (single process in this build).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <memory>
 
 #include "orchestrator/commands/commands.hpp"
+#include "common/launch_env.hpp"
+#include "orchestrator/coordinator.hpp"
 #include "orchestrator/runner.hpp"
+#include "workers/comm/communicator.hpp"
 
 namespace linsweep {
+namespace {
+
+// Under mpirun/srun with more than one rank: MPI coordinator and worker groups.
+int run_command(const std::string& spec, const RunOptions& opts) {
+  const int world = std::max({env_int("OMPI_COMM_WORLD_SIZE", 1), env_int("PMI_SIZE", 1), env_int("PMIX_SIZE", 1)});
+  if (world <= 1) return run_sweep(spec, opts);
+  int argc = 0;
+  char** argv = nullptr;
+  MpiSession mpi(&argc, &argv);
+  if (mpi.world_size() <= 1) return run_sweep(spec, opts);
+  return run_sweep_mpi(spec, opts);
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& root, CommandAction* action) {
   auto spec = std::make_shared<std::string>();
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = root.add_subcommand(
       "run", "Run every pending unit of a sweep spec and commit it to the store (exit 0 done, 1 a unit failed, 3 interrupted). "
-             "This build runs in one process.");
+             "Under mpirun -n N (N > 1), rank 0 coordinates and the other ranks form worker groups.");
   cmd->add_option("spec", *spec, "sweep spec (YAML)")->required();
   cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
   cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)");
   cmd->add_flag("--quiet", opts->quiet, "no per-unit progress lines");
-  cmd->callback([spec, opts, action] { *action = [spec, opts] { return run_sweep(*spec, *opts); }; });
+  cmd->callback([spec, opts, action] { *action = [spec, opts] { return run_command(*spec, *opts); }; });
 }
 
 }  // namespace linsweep

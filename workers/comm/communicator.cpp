@@ -10,12 +10,21 @@ std::unique_ptr<Communicator> make_nccl_world_communicator();
 bool nccl_device_visible();
 #endif
 
+std::unique_ptr<Communicator> make_mpi_split_communicator(int color);
+
 bool nccl_usable() {
 #ifdef LINSWEEP_WITH_NCCL
   return nccl_device_visible();
 #else
   return false;
 #endif
+}
+
+std::unique_ptr<Communicator> make_group_communicator(int color, const std::string& backend) {
+  // Worker groups sum host-side statistics over MPI; an NCCL group would need its own
+  // unique-id exchange over the split communicator, which this build does not do yet.
+  if (backend == "mpi" || backend == "auto") return make_mpi_split_communicator(color);
+  throw CommError("communicator '" + backend + "' for worker groups is not available in this build (use mpi or auto)");
 }
 
 std::unique_ptr<Communicator> make_world_communicator(const std::string& backend) {

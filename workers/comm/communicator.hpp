@@ -43,6 +43,11 @@ std::unique_ptr<Communicator> make_mpi_world_communicator();
 // True when this build has the NCCL communicator and at least one CUDA device is visible.
 bool nccl_usable();
 
+// Splits MPI_COMM_WORLD by `color` (collective over every world rank, ordered by world rank)
+// and returns a communicator over the ranks of the same color, with `backend` as for
+// make_world_communicator. Throws CommError.
+std::unique_ptr<Communicator> make_group_communicator(int color, const std::string& backend);
+
 // backend "auto" (NCCL when nccl_usable(), else MPI), "mpi" or "nccl". NCCL ranks are
 // bootstrapped through MPI (unique id broadcast) and use device local_rank mod device count.
 // Throws CommError when the requested backend is unavailable.
