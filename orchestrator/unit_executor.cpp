@@ -1,6 +1,8 @@
 // Unit execution shared by the single-process runner and the MPI workers.
 #include "orchestrator/unit_executor.hpp"
 
+#include <cstdlib>
+
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
 #include "storage/store.hpp"
@@ -13,6 +15,9 @@ UnitExecutor::UnitExecutor(const SweepSpec& spec) : spec_(spec) {}
 UnitExecutor::~UnitExecutor() = default;
 
 UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* group) {
+  // Test hook: make every unit of one kind fail, to exercise retries and failure reporting.
+  if (const char* kind = std::getenv("LINSWEEP_TEST_FAIL_KIND"); kind != nullptr && u.kind == kind)
+    throw InputError("test hook LINSWEEP_TEST_FAIL_KIND=" + u.kind + " failed unit " + u.id);
   const ModelSpec* m = nullptr;
   const CorpusSpec* c = nullptr;
   for (const auto& x : spec_.models) m = x.name == u.model ? &x : m;

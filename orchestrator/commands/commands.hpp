@@ -23,5 +23,6 @@ void add_plot_command(CLI::App& root, CommandAction* action);
 void add_rebuild_command(CLI::App& root, CommandAction* action);
 void add_plan_command(CLI::App& root, CommandAction* action);
 void add_run_command(CLI::App& root, CommandAction* action);
+void add_status_command(CLI::App& root, CommandAction* action);
 
 }  // namespace linsweep

@@ -63,3 +63,32 @@ TEST_CASE("run: every layer's fit and all-linear cost; layer 1 matches the golde
     CHECK(store.journal_events().size() == events);
   }
 }
+
+#include <cstdlib>
+
+#include "storage/store_status.hpp"
+
+TEST_CASE("run: a failing unit is retried, recorded with its message, its dependents skipped; exit 1") {
+  ScratchDir dir;
+  std::string spec = golden_spec(dir, "tiny-gpt2");
+  test::write_text(spec, test::read_text(spec) + "runtime: {retries: 1}\n");
+  setenv("LINSWEEP_TEST_FAIL_KIND", "fit", 1);
+  RunOptions quiet;
+  quiet.quiet = true;
+  const int code = run_sweep(spec, quiet);
+  unsetenv("LINSWEEP_TEST_FAIL_KIND");
+  CHECK(code == 1);
+  const Store store = Store::open_read(dir / "store");
+  const StoreStatus st = summarize_store(store);
+  CHECK(st.by_kind.at("stats").committed == 1);
+  CHECK(st.by_kind.at("fit").failed == 1);
+  CHECK(st.by_kind.count("all_linear") == 0);  // skipped: never started
+  REQUIRE(st.failures.size() == 1);
+  CHECK(st.failures[0].attempts == 2);  // the first try and one retry
+  CHECK(st.failures[0].error.find("test hook") != std::string::npos);
+  // Without the hook the rerun completes what is missing and runs stats again not at all.
+  CHECK(run_sweep(spec, quiet) == 0);
+  const StoreStatus after = summarize_store(store);
+  CHECK(after.committed() == 3);
+  CHECK(after.failures.empty());
+}

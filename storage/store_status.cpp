@@ -1,0 +1,58 @@
+// Status from the journal: last event per unit wins; the unit files are the truth for "committed".
+#include "storage/store_status.hpp"
+
+#include <set>
+
+#include "storage/store.hpp"
+
+namespace linsweep {
+
+int StoreStatus::committed() const {
+  int n = 0;
+  for (const auto& [k, c] : by_kind) n += c.committed;
+  return n;
+}
+
+double StoreStatus::units_per_hour() const {
+  const double span = last_event - first_event;
+  return span > 0 ? committed() * 3600.0 / span : 0;
+}
+
+StoreStatus summarize_store(const Store& store) {
+  StoreStatus st;
+  auto kind_of = [](const std::string& id) {
+    const auto dash = id.rfind('-');
+    return dash == std::string::npos ? id : id.substr(0, dash);
+  };
+  const auto ids = store.committed_units();
+  const std::set<std::string> committed(ids.begin(), ids.end());
+  std::map<std::string, const JournalEvent*> last;
+  std::map<std::string, int> failures;
+  std::map<std::string, double> durations;
+  const auto events = store.journal_events();
+  for (const auto& e : events) {
+    if (st.first_event == 0 || e.time < st.first_event) st.first_event = e.time;
+    st.last_event = std::max(st.last_event, e.time);
+    last[e.unit] = &e;
+    if (e.event == "failed") failures[e.unit]++;
+    if (e.event == "committed") durations[e.unit] = e.duration;
+  }
+  for (const auto& id : ids) {
+    auto& c = st.by_kind[kind_of(id)];
+    c.committed++;
+    c.seconds += durations.count(id) ? durations[id] : 0;
+  }
+  for (const auto& [unit, e] : last) {
+    if (committed.count(unit)) continue;
+    auto& c = st.by_kind[kind_of(unit)];
+    if (e->event == "failed") {
+      c.failed++;
+      st.failures.push_back({unit, e->host, e->error, e->rank, failures[unit]});
+    } else {
+      c.unfinished++;
+    }
+  }
+  return st;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,33 @@
+// A store's progress from its unit files and journal (`linsweep status`).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace linsweep {
+
+class Store;
+
+struct StoreStatus {
+  struct Counts {
+    int committed = 0, failed = 0, unfinished = 0;  // unfinished: started, never committed or failed
+    double seconds = 0;                             // summed durations of committed units
+  };
+  std::map<std::string, Counts> by_kind;  // unit kind (the id's prefix) -> counts
+  struct Failure {
+    std::string unit, host, error;
+    int rank = 0;
+    int attempts = 0;
+  };
+  std::vector<Failure> failures;  // units whose last event is "failed"
+  double first_event = 0, last_event = 0;  // seconds since the epoch
+  int committed() const;
+  // Committed units per hour between the first and the last journal event.
+  double units_per_hour() const;
+};
+
+// Reads the journal and the committed units. Throws StorageError on an unreadable store.
+StoreStatus summarize_store(const Store& store);
+
+}  // namespace linsweep
