@@ -7,7 +7,6 @@
 
 #include "workers/comm/communicator.hpp"
 #include "workers/corpus/corpus.hpp"
-#include "workers/eval/evaluator.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 
@@ -37,20 +36,6 @@ Windows my_shard(const ExperimentInput& in, const Windows& w) {
 
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w) {
   return in.group == nullptr ? 0 : shard_begin(w.count, in.group->rank(), in.group->size());
-}
-
-EvalResult evaluate_sharded(const ExperimentInput& in, const Windows& w, const EvalOptions& options) {
-  EvalResult mine = evaluate(*in.model, my_shard(in, w), options);
-  if (in.group == nullptr) return mine;
-  EvalResult all;
-  all.windows = w.count;
-  all.tokens_scored = w.count * (w.context - 1);
-  all.window_nll.assign(static_cast<std::size_t>(w.count), 0.0);
-  const std::int64_t first = my_shard_begin(in, w);
-  std::copy(mine.window_nll.begin(), mine.window_nll.end(), all.window_nll.begin() + first);
-  in.group->allreduce_sum(all.window_nll);  // every window is non-zero on exactly one rank
-  for (double v : all.window_nll) all.nll_sum += v;
-  return all;
 }
 
 std::pair<double, double> bootstrap_delta_interval(const std::vector<double>& a, const std::vector<double>& b,

@@ -8,7 +8,6 @@
 
 #include "experiments/experiment.hpp"
 #include "workers/corpus/windows.hpp"
-#include "workers/eval/evaluator.hpp"
 
 namespace linsweep {
 
@@ -21,10 +20,6 @@ Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std
 Windows my_shard(const ExperimentInput& in, const Windows& w);
 // First window index of this rank's shard.
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w);
-
-// Evaluates this rank's shard and all-reduces per-window NLL so that every rank of the group
-// holds the whole split's result, in window order (as one rank would compute it).
-EvalResult evaluate_sharded(const ExperimentInput& in, const Windows& w, const EvalOptions& options);
 
 // Resets every MLP hook of a model when it goes out of scope, also on exceptions.
 class HookReset {

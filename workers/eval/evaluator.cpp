@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "common/errors.hpp"
+#include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
 
 namespace linsweep {
@@ -29,7 +30,7 @@ void EvalResult::append(const EvalResult& next) {
   for (double v : window_nll) nll_sum += v;
 }
 
-EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOptions& options) {
+void check_windows(const LanguageModel& model, const Windows& windows) {
   const auto& cfg = model.config();
   const std::int64_t T = windows.context;
   if (T > cfg.max_positions)
@@ -41,6 +42,39 @@ EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOpti
       throw InputError("token id " + std::to_string(windows.ids[i]) + " at window " + std::to_string(i / T) +
                        " is outside the model's vocabulary (" + std::to_string(cfg.vocab_size) + ")");
   }
+}
+
+at::Tensor window_ids(const Windows& windows, std::int64_t first, std::int64_t n, const at::Device& device) {
+  return at::from_blob(const_cast<TokenId*>(windows.ids.data() + first * windows.context), {n, windows.context}, at::kInt)
+      .to(device, at::kLong);
+}
+
+void score_hidden(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids, double* window_nll,
+                  double* token_nll) {
+  const std::int64_t n = ids.size(0), T = ids.size(1);
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kHeadChunkElements / ((T - 1) * model.config().vocab_size));
+  at::Tensor h = hidden.narrow(1, 0, T - 1);                   // [n, T-1, d]: position t predicts t+1
+  at::Tensor targets = ids.narrow(1, 1, T - 1).unsqueeze(-1);  // [n, T-1, 1]
+  for (std::int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
+    const std::int64_t rn = std::min(rows_per_chunk, n - r0);
+    at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);         // [rn, T-1, V]
+    at::Tensor target_logit = logits.gather(-1, targets.narrow(0, r0, rn)).squeeze(-1).to(at::kDouble);
+    at::Tensor m = std::get<0>(logits.max(-1, /*keepdim=*/true));               // [rn, T-1, 1]
+    at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1, false, at::kDouble);     // [rn, T-1], float64
+    at::Tensor nll = (m.squeeze(-1).to(at::kDouble) + sum_exp.log() - target_logit).cpu().contiguous();
+    const double* p = nll.data_ptr<double>();
+    for (std::int64_t w = 0; w < rn; ++w) {
+      double s = 0;
+      for (std::int64_t t = 0; t < T - 1; ++t) s += p[w * (T - 1) + t];
+      window_nll[r0 + w] = s;
+      if (token_nll != nullptr) std::copy(p + w * (T - 1), p + (w + 1) * (T - 1), token_nll + (r0 + w) * (T - 1));
+    }
+  }
+}
+
+EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOptions& options) {
+  const std::int64_t T = windows.context;
+  check_windows(model, windows);
   const std::int64_t batch = std::max<std::int64_t>(1, options.batch);
   c10::InferenceMode guard;
   const at::Device device = model.parameters().front().device();
@@ -50,31 +84,11 @@ EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOpti
   r.tokens_scored = windows.count * (T - 1);
   r.window_nll.assign(static_cast<std::size_t>(windows.count), 0.0);
   if (options.keep_token_nll) r.token_nll.assign(static_cast<std::size_t>(r.tokens_scored), 0.0);
-
-  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kHeadChunkElements / ((T - 1) * cfg.vocab_size));
   for (std::int64_t first = 0; first < windows.count; first += batch) {
     const std::int64_t n = std::min(batch, windows.count - first);
-    auto ids = at::from_blob(const_cast<TokenId*>(windows.ids.data() + first * T), {n, T}, at::kInt)
-                   .to(device, at::kLong);                                        // [n, T]
-    at::Tensor h = model.hidden_states(ids).narrow(1, 0, T - 1);                  // [n, T-1, d]
-    at::Tensor targets = ids.narrow(1, 1, T - 1).unsqueeze(-1);                   // [n, T-1, 1]
-    for (std::int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
-      const std::int64_t rn = std::min(rows_per_chunk, n - r0);
-      at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);         // [rn, T-1, V]
-      at::Tensor target_logit = logits.gather(-1, targets.narrow(0, r0, rn)).squeeze(-1).to(at::kDouble);
-      at::Tensor m = std::get<0>(logits.max(-1, /*keepdim=*/true));               // [rn, T-1, 1]
-      at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1, false, at::kDouble);     // [rn, T-1], float64
-      at::Tensor nll = (m.squeeze(-1).to(at::kDouble) + sum_exp.log() - target_logit).cpu().contiguous();
-      const double* p = nll.data_ptr<double>();
-      for (std::int64_t w = 0; w < rn; ++w) {
-        const std::int64_t win = first + r0 + w;
-        double s = 0;
-        for (std::int64_t t = 0; t < T - 1; ++t) s += p[w * (T - 1) + t];
-        r.window_nll[static_cast<std::size_t>(win)] = s;
-        if (options.keep_token_nll)
-          std::copy(p + w * (T - 1), p + (w + 1) * (T - 1), r.token_nll.begin() + win * (T - 1));
-      }
-    }
+    const at::Tensor ids = window_ids(windows, first, n, device);  // [n, T]
+    score_hidden(model, model.hidden_states(ids), ids, r.window_nll.data() + first,
+                 options.keep_token_nll ? r.token_nll.data() + first * (T - 1) : nullptr);
     if (options.progress) options.progress(first + n, windows.count);
   }
   for (double v : r.window_nll) r.nll_sum += v;

@@ -116,11 +116,11 @@ class Gpt2Model : public LanguageModel {
     return wte_(ids) + wpe_(pos);  // [B, T, d] + [T, d]
   }
 
-  at::Tensor hidden_states(const at::Tensor& ids) override {
-    at::Tensor h = input_embedding(ids);  // [B, T, d]
-    for (std::size_t i = 0; i < blocks_.size(); ++i) h = (*blocks_[i])(h, hooks_[i]);
-    return ln_f_(h);
+  at::Tensor embed(const at::Tensor& ids) override { return input_embedding(ids); }  // [B, T, d]
+  at::Tensor run_layer(int64_t l, const at::Tensor& h) override {
+    return (*blocks_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)]);
   }
+  at::Tensor final_norm(const at::Tensor& h) override { return ln_f_(h); }
 
   // Tied head: logits = h · wteᵀ.
   at::Tensor head(const at::Tensor& h) override { return head_kernel_(h, wte_->weight, {}); }

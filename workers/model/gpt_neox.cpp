@@ -170,11 +170,11 @@ class NeoxModel : public LanguageModel {
 
   at::Tensor input_embedding(const at::Tensor& ids) override { return body_->embed_in_(ids); }
 
-  at::Tensor hidden_states(const at::Tensor& ids) override {
-    at::Tensor h = body_->embed_in_(ids);  // [B, T, d]
-    for (std::size_t i = 0; i < body_->layers_.size(); ++i) h = (*body_->layers_[i])(h, hooks_[i]);
-    return body_->final_layer_norm_(h);
+  at::Tensor embed(const at::Tensor& ids) override { return body_->embed_in_(ids); }  // [B, T, d]
+  at::Tensor run_layer(int64_t l, const at::Tensor& h) override {
+    return (*body_->layers_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)]);
   }
+  at::Tensor final_norm(const at::Tensor& h) override { return body_->final_layer_norm_(h); }
 
   at::Tensor head(const at::Tensor& h) override {
     return embed_out_ ? (*embed_out_)(h) : tied_head_(h, body_->embed_in_->weight, {});

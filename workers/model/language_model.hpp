@@ -16,14 +16,26 @@ class LanguageModel : public torch::nn::Module {
  public:
   explicit LanguageModel(ModelConfig config) : config_(std::move(config)), hooks_(config_.n_layers) {}
 
-  // ids [B, T] int64 -> final hidden states after the last LayerNorm [B, T, d].
-  virtual at::Tensor hidden_states(const at::Tensor& ids) = 0;
+  // ids [B, T] int64 -> the residual stream entering layer 0 [B, T, d].
+  virtual at::Tensor embed(const at::Tensor& ids) = 0;
+  // The residual stream entering `layer` [B, T, d] -> the stream entering layer + 1.
+  virtual at::Tensor run_layer(int64_t layer, const at::Tensor& h) = 0;
+  // The last LayerNorm: the stream after the last layer -> final hidden states.
+  virtual at::Tensor final_norm(const at::Tensor& h) = 0;
   // h [.., d] -> logits [.., vocab] (vocab may be padded past the tokenizer).
   virtual at::Tensor head(const at::Tensor& h) = 0;
   // The token component e_t of the MLP input's residual stream: token embedding (+ position
   // embedding for GPT-2) for ids [B, T] -> [B, T, d].
   virtual at::Tensor input_embedding(const at::Tensor& ids) = 0;
 
+  // ids [B, T] int64 -> final hidden states after the last LayerNorm [B, T, d].
+  at::Tensor hidden_states(const at::Tensor& ids) { return hidden_from(0, embed(ids)); }
+  // Runs layers layer..L-1 from the stream entering `layer`, then the last LayerNorm. With the
+  // streams of an earlier pass cached, only the layers after a change are recomputed.
+  at::Tensor hidden_from(int64_t layer, at::Tensor h) {
+    for (int64_t l = layer; l < config_.n_layers; ++l) h = run_layer(l, h);
+    return final_norm(h);
+  }
   at::Tensor forward(const at::Tensor& ids) { return head(hidden_states(ids)); }
 
   const ModelConfig& config() const noexcept { return config_; }
