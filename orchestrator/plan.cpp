@@ -89,7 +89,7 @@ Plan make_plan(const SweepSpec& spec) {
       u.model = m.name;
       u.corpus = c.name;
       u.params = {{"split", split_json(spec, "eval")}, {"context", spec.context}, {"layers", layers},
-                  {"lambda", fit_params["lambda"][0]}, {"bootstrap", al["bootstrap"]}, {"seed", al["seed"]},
+                  {"lambda", fit_params["lambda"][0]}, {"bootstrap", al["bootstrap"]}, {"seed", al["seed"]}, {"prefix_cache", al["prefix_cache"]},
                   {"format", format}};
       u.inputs = {{"model", model_fp[m.name]}, {"stream", stream}};
       u.deps = {fit_id};

@@ -123,7 +123,7 @@ struct ExperimentSchema {
 const std::vector<ExperimentSchema>& experiment_schemas() {
   static const std::vector<ExperimentSchema> s = {
       {"fit", {{"lambda", P::kFloats, {0.01}}}},
-      {"all_linear", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}}},
+      {"all_linear", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}, {"prefix_cache", P::kBool, true}}},
       {"gate", {{"variants", P::kStrings, {"linear"}}, {"seed", P::kInt, 0}, {"holdout", P::kFloat, 0.3}}},
       {"token_context", {{"layers", P::kLayers, "all"}, {"seed", P::kInt, 0}}},
       {"nofly", {{"layer", P::kInt, -1}, {"source", P::kCorpus, ""}, {"targets", P::kCorpora, nlohmann::json::array()}}},
