@@ -106,7 +106,7 @@ int run_eval(const EvalArgs& a) {
 
 void add_eval_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* cmd = root.add_subcommand("eval", "Perplexity of a model on a token split of a corpus (DESIGN §4).");
+  CLI::App* cmd = root.add_subcommand("eval", "Perplexity of a model on a token split of a corpus (see docs/corpora.md).");
   cmd->add_option("--model", args->model, "HF model directory (config.json, safetensors, tokenizer)")->required();
   cmd->add_option("--corpus", args->corpus, "corpus file (or Brown directory)")->required();
   cmd->add_option("--format", args->format, "text | wikitext | lambada | brown | npy (default: from the path)");
