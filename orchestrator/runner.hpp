@@ -17,7 +17,7 @@ struct RunOptions {
 // "failed" with its message, and the units that depend on it are skipped. SIGINT and
 // SIGTERM stop before the next unit. Rebuilds STORE/store.h5 at the end.
 // Returns 0 when everything is committed, 1 when a unit failed, 3 when interrupted.
-// Multi-rank coordination (mpirun -n N with N > 1) is not part of this runner yet.
+// Under mpirun with more than one rank, `linsweep run` uses run_sweep_mpi (coordinator.hpp).
 int run_sweep(const std::string& spec_path, const RunOptions& options);
 
 }  // namespace linsweep
