@@ -142,7 +142,7 @@ std::vector<PlannedUnit> plan_status(const Plan& plan, const Store* store) {
   if (store != nullptr) {
     for (const auto& id : store->committed_units()) {
       committed.insert(id);
-      const auto p = nlohmann::json::parse(store->read_unit(id).params, nullptr, false);
+      const auto p = nlohmann::json::parse(store->read_unit_params(id), nullptr, false);
       if (p.is_object() && p.contains("slot")) by_slot[p["slot"].get<std::string>()] = p;
     }
     for (const auto& e : store->journal_events()) {

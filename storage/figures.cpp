@@ -66,13 +66,14 @@ std::vector<std::string> write_figures(const Store& store, const std::string& ou
   if (ec) throw StorageError(out_dir + ": cannot create directory: " + ec.message());
   std::vector<std::string> written;
 
-  const Table al = store.read_table("all_linear");
+  const std::map<std::string, Table> tables = store.read_tables();  // every unit file read once
+  const Table& al = tables.at("all_linear");
   for (auto& [model, series] : per_model(al, "corpus", "delta_pct", "ci_low", "ci_high")) {
     SvgChart chart("All-linear cost per layer: " + model, "layer", "Δ% perplexity (95% bootstrap interval)");
     for (auto& [label, s] : series) chart.add_series(std::move(s));
     write_svg(out_dir + "/all_linear_" + safe_name(model) + ".svg", chart.render(), &written);
   }
-  const Table gates = store.read_table("gates");
+  const Table& gates = tables.at("gates");
   for (auto& [model, series] : per_model(gates, "gate", "pct_linear", nullptr, nullptr)) {
     SvgChart chart("Share of positions routed linear: " + model, "layer", "% routed to the surrogate");
     for (auto& [label, s] : series) chart.add_series(std::move(s));

@@ -33,8 +33,10 @@ std::string delta(double d, double lo, double hi) {
 
 constexpr const char* kZeroNote = "† the 95% bootstrap interval contains zero";
 
-void all_linear(const Store& store, std::vector<ReportTable>* out) {
-  const Table t = store.read_table("all_linear");
+using Tables = std::map<std::string, Table>;
+
+void all_linear(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("all_linear");
   if (t.rows.empty()) return;
   Rows a{t};
   std::map<std::pair<std::string, std::string>, std::vector<const Row*>> groups;
@@ -53,10 +55,10 @@ void all_linear(const Store& store, std::vector<ReportTable>* out) {
   out->push_back(std::move(rt));
 }
 
-void gating(const Store& store, std::vector<ReportTable>* out) {
-  const Table g = store.read_table("gates");
+void gating(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& g = tables.at("gates");
   if (g.rows.empty()) return;
-  const Table al = store.read_table("all_linear");
+  const Table& al = tables.at("all_linear");
   Rows a{g}, b{al};
   std::map<std::string, double> base;
   for (const auto& r : al.rows) base[b.s(r, "model")] = b.f(r, "ppl_base");
@@ -80,8 +82,8 @@ void gating(const Store& store, std::vector<ReportTable>* out) {
 }
 
 // A pivot of token_context: one row per (model, layer), one column per variant.
-void token_context(const Store& store, std::vector<ReportTable>* out) {
-  const Table t = store.read_table("token_context");
+void token_context(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("token_context");
   if (t.rows.empty()) return;
   Rows a{t};
   std::vector<std::string> variants;
@@ -102,8 +104,8 @@ void token_context(const Store& store, std::vector<ReportTable>* out) {
 }
 
 // Tables whose rows are reported as they are, with chosen columns and titles.
-void plain(const Store& store, const char* table, const char* name, const char* title, std::vector<ReportTable>* out) {
-  const Table t = store.read_table(table);
+void plain(const Tables& tables, const char* table, const char* name, const char* title, std::vector<ReportTable>* out) {
+  const Table& t = tables.at(table);
   if (t.rows.empty()) return;
   ReportTable rt{name, title, {}, {}, ""};
   for (const auto& c : t.columns)
@@ -152,15 +154,16 @@ void drop_unused_notes(std::vector<ReportTable>* tables) {
 }  // namespace
 
 std::vector<ReportTable> build_report(const Store& store) {
+  const Tables tables = store.read_tables();  // every unit file read once
   std::vector<ReportTable> out;
-  all_linear(store, &out);
-  gating(store, &out);
-  token_context(store, &out);
-  plain(store, "nofly", "routing_lists", "Routing-list (No-Fly) transfer across corpora", &out);
-  plain(store, "clusters", "clusters", "Residual clusters: PCA(50) + k-means(20)", &out);
-  plain(store, "compound", "compound", "Compound gating: every layer's chosen gate at once", &out);
-  plain(store, "progressive", "progressive", "Progressive linearization steps", &out);
-  plain(store, "finetune", "finetune", "Fine-tuning variants and the control", &out);
+  all_linear(tables, &out);
+  gating(tables, &out);
+  token_context(tables, &out);
+  plain(tables, "nofly", "routing_lists", "Routing-list (No-Fly) transfer across corpora", &out);
+  plain(tables, "clusters", "clusters", "Residual clusters: PCA(50) + k-means(20)", &out);
+  plain(tables, "compound", "compound", "Compound gating: every layer's chosen gate at once", &out);
+  plain(tables, "progressive", "progressive", "Progressive linearization steps", &out);
+  plain(tables, "finetune", "finetune", "Fine-tuning variants and the control", &out);
   drop_unused_notes(&out);
   return out;
 }

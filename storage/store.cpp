@@ -193,27 +193,40 @@ UnitResult Store::read_unit(const std::string& unit_id) const {
   return read_unit_file(dir_ + "/units/" + unit_id + ".h5");
 }
 
-Table Store::read_table(const std::string& name) const {
-  Table out = empty_table(name);
-  out.columns.push_back({"unit", ColumnType::kString});
+std::string Store::read_unit_params(const std::string& unit_id) const {
+  check_unit_id(unit_id);
+  return read_unit_params_file(dir_ + "/units/" + unit_id + ".h5");
+}
+
+std::map<std::string, Table> Store::read_tables() const {
+  std::map<std::string, Table> out;
+  for (const auto& schema : table_schemas()) {
+    Table t = schema;
+    t.columns.push_back({"unit", ColumnType::kString});
+    out.emplace(schema.name, std::move(t));
+  }
   for (const auto& id : committed_units()) {
     const UnitResult u = read_unit(id);
     for (const auto& t : u.tables) {
-      if (t.name != name) continue;
+      Table& dest = out.at(t.name);
       for (auto row : t.rows) {
         row.emplace_back(id);
-        out.rows.push_back(std::move(row));
+        dest.rows.push_back(std::move(row));
       }
     }
   }
   return out;
 }
 
+Table Store::read_table(const std::string& name) const {
+  empty_table(name);  // an unknown name fails with the list of known tables
+  return read_tables().at(name);
+}
+
 std::size_t Store::rebuild_consolidated(bool force) {
   if (!writable() && !force) throw StorageError(dir_ + ": rebuilding the consolidated file needs the store's lock");
   const auto ids = committed_units();
-  std::vector<Table> tables;
-  for (const auto& schema : table_schemas()) tables.push_back(read_table(schema.name));
+  const std::map<std::string, Table> tables = read_tables();
   atomic_replace(consolidated_path(), [&](const std::string& tmp) {
     silence_hdf5_errors();
     H5Id file = H5_FILE(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
@@ -221,7 +234,7 @@ std::size_t Store::rebuild_consolidated(bool force) {
     write_int_attribute(file, "units", static_cast<long long>(ids.size()));
     write_string_attribute(file, "format", "linsweep-store");
     H5Id group = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-    for (const auto& t : tables) write_table(group, t);
+    for (const auto& [name, t] : tables) write_table(group, t);
     group.reset();
     file.close("H5Fclose(store.h5)");
   });

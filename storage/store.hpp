@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,9 +59,14 @@ class Store {
   std::vector<std::string> committed_units() const;
   bool is_committed(const std::string& unit_id) const;
   UnitResult read_unit(const std::string& unit_id) const;
+  // Only the unit's `params` attribute (its provenance), without reading tables or arrays.
+  std::string read_unit_params(const std::string& unit_id) const;
 
-  // Every committed unit's rows of table `name`, plus a trailing `unit` string column, in
-  // unit-id order. Throws StorageError(kBadInput) naming the file of a corrupted unit.
+  // Every committed unit's rows of every known table (each unit file read once), each with a
+  // trailing `unit` string column, in unit-id order. Throws StorageError(kBadInput) naming
+  // the file of a corrupted unit.
+  std::map<std::string, Table> read_tables() const;
+  // read_tables() of one table (the unit files are read whole either way).
   Table read_table(const std::string& name) const;
 
   // Rebuilds STORE/store.h5 from the unit files (temporary file, fsync, rename, fsync dir)

@@ -75,14 +75,34 @@ void write_unit_file(const std::string& path, const UnitResult& unit) {
   file.close("H5Fclose(unit file)");
 }
 
+namespace {
+
+// Opens a unit file and refuses one from a newer schema.
+H5Id open_unit_file(const std::string& path) {
+  H5Id file = open_hdf5_read(path);
+  const long long version = read_int_attribute(file, "schema_version");
+  if (version > kStoreSchemaVersion)
+    throw StorageError("written by schema version " + std::to_string(version) + ", newer than this build's " +
+                       std::to_string(kStoreSchemaVersion) + "; use a newer linsweep");
+  return file;
+}
+
+}  // namespace
+
+std::string read_unit_params_file(const std::string& path) {
+  silence_hdf5_errors();
+  try {
+    H5Id file = open_unit_file(path);
+    return read_string_attribute(file, "params");
+  } catch (const Error& e) {
+    throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
+  }
+}
+
 UnitResult read_unit_file(const std::string& path) {
   silence_hdf5_errors();
   try {
-    H5Id file = open_hdf5_read(path);
-    const long long version = read_int_attribute(file, "schema_version");
-    if (version > kStoreSchemaVersion)
-      throw StorageError("written by schema version " + std::to_string(version) + ", newer than this build's " +
-                         std::to_string(kStoreSchemaVersion) + "; use a newer linsweep");
+    H5Id file = open_unit_file(path);
     UnitResult u;
     u.unit_id = read_string_attribute(file, "unit_id");
     u.kind = read_string_attribute(file, "kind");

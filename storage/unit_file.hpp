@@ -34,4 +34,8 @@ void write_unit_file(const std::string& path, const UnitResult& unit);
 // newer schema version than this build knows.
 UnitResult read_unit_file(const std::string& path);
 
+// Only the `params` attribute of a unit file (after the same schema check); for planning,
+// which must not read every unit's arrays. Throws like read_unit_file.
+std::string read_unit_params_file(const std::string& path);
+
 }  // namespace linsweep
