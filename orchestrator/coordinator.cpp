@@ -16,6 +16,7 @@
 
 #include "common/errors.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/progress.hpp"
 #include "orchestrator/unit_executor.hpp"
 #include "storage/store.hpp"
 #include "workers/comm/communicator.hpp"
@@ -36,10 +37,14 @@ void send_json(const nlohmann::json& j, int dest, int tag) {
   MPI_CHECK(MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD));
 }
 
-// Receives one JSON message with `tag` from any rank, polling with growing sleeps (up to
-// 20 ms) so that a waiting rank does not burn a core. Returns false when `give_up` says so.
+// Receives one JSON message with `tag` from any rank. Polls MPI_Iprobe back to back for the
+// first 200 us (a reply to a message just sent usually arrives within that), then with
+// sleeps that grow from 20 us to 1 ms, and to 10 ms once the wait passes a second: short
+// exchanges stay fast and a rank that waits long costs ~100 wakeups/s, never a busy core (a
+// blocking MPI_Recv spins in OpenMPI). Returns false when `give_up` says so.
 bool recv_json(int tag, nlohmann::json* out, int* from, const std::function<bool()>& give_up) {
-  auto sleep = std::chrono::microseconds(50);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto sleep = std::chrono::microseconds(20);
   for (;;) {
     int flag = 0;
     MPI_Status st;
@@ -54,8 +59,11 @@ bool recv_json(int tag, nlohmann::json* out, int* from, const std::function<bool
       return true;
     }
     if (give_up && give_up()) return false;
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    if (waited < std::chrono::microseconds(200)) continue;
     std::this_thread::sleep_for(sleep);
-    sleep = std::min(sleep * 2, std::chrono::microseconds(20000));
+    const bool long_wait = waited > std::chrono::seconds(1);
+    sleep = std::min(sleep * 2, std::chrono::microseconds(long_wait ? 10000 : 1000));
   }
 }
 
@@ -66,156 +74,217 @@ void bcast_string(std::string* s) {
   MPI_CHECK(MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD));
 }
 
-int coordinate(const SweepSpec& spec, const Plan& plan, Store& store, int groups, int rpg, const RunOptions& options) {
-  const auto status = plan_status(plan, &store);
-  std::deque<std::size_t> pending;
-  std::set<std::string> done, failed;
-  for (std::size_t i = 0; i < status.size(); ++i) {
-    if (status[i].state == UnitState::kDone) done.insert(plan.units[i].id);
-    else pending.push_back(i);
-  }
-  const std::size_t total = plan.units.size(), already = done.size();
-  std::map<int, std::size_t> running;           // group -> unit index
-  std::map<int, std::string> held;              // group -> model it last ran
-  std::map<std::size_t, std::int64_t> attempts;
-  std::map<std::size_t, std::chrono::steady_clock::time_point> started;
-  std::set<int> idle, stopped;
-  std::chrono::steady_clock::time_point deadline{};
-  auto leader = [rpg](int g) { return 1 + g * rpg; };
+// Rank 0's loop: hands ready units to idle groups, commits what they report, retries
+// failures, and stops dispatching on a signal.
+class Coordinator {
+ public:
+  Coordinator(const SweepSpec& spec, const Plan& plan, Store& store, int groups, int rpg, const RunOptions& options)
+      : spec_(spec), plan_(plan), store_(store), groups_(groups), rpg_(rpg), options_(options) {}
 
-  // Pops the next runnable unit for group g: dependencies committed, same model first.
-  auto next_for = [&](int g) -> std::optional<std::size_t> {
-    for (auto it = pending.begin(); it != pending.end();) {  // dependents of failed units fail
-      bool blocked = false;
-      for (const auto& d : plan.units[*it].deps) blocked = blocked || failed.count(d);
-      if (blocked) {
-        failed.insert(plan.units[*it].id);
-        if (!options.quiet) std::fprintf(stderr, "%s skipped: a dependency failed\n", plan.units[*it].id.c_str());
-        it = pending.erase(it);
-      } else {
-        ++it;
+  int run() {
+    const auto status = plan_status(plan_, &store_);
+    for (std::size_t i = 0; i < status.size(); ++i) {
+      if (status[i].state == UnitState::kDone) done_.insert(plan_.units[i].id);
+      else pending_.push_back(i);
+    }
+    const std::size_t total = plan_.units.size(), already = done_.size();
+    progress_ = std::make_unique<Progress>(total, already, progress_options(options_));
+    while (true) {
+      if (running_.empty() && (g_signal != 0 || pending_.empty())) break;
+      if (running_.empty() && idle_.size() == static_cast<std::size_t>(groups_) && !pending_.empty()) {
+        for (std::size_t i : pending_) failed_.insert(plan_.units[i].id);  // only units behind failures remain
+        pending_.clear();
+        break;
+      }
+      if (g_signal != 0 && deadline_ == std::chrono::steady_clock::time_point{}) {
+        deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(spec_.runtime.grace_seconds);
+        progress_->note("run: signal " + std::to_string(static_cast<int>(g_signal)) + ": no new units; " +
+                            std::to_string(running_.size()) + " running get " + std::to_string(spec_.runtime.grace_seconds) + " s",
+                        true);
+      }
+      nlohmann::json msg;
+      int from = 0;
+      const bool got = recv_json(kTagReport, &msg, &from, [&] {
+        progress_->tick();
+        return deadline_ != std::chrono::steady_clock::time_point{} && std::chrono::steady_clock::now() > deadline_;
+      });
+      if (!got) abort_after_grace();
+      on_report(msg, from);
+      // A commit may have made units runnable for groups that were waiting.
+      for (auto it = idle_.begin(); it != idle_.end() && g_signal == 0;) {
+        const int w = *it;
+        it = idle_.erase(it);
+        dispatch(w);
+        if (running_.count(w) == 0) break;  // back in idle_: nothing runnable now
       }
     }
-    std::optional<std::size_t> pick;
-    for (auto it = pending.begin(); it != pending.end(); ++it) {
+    const bool interrupted = g_signal != 0 && !pending_.empty();
+    const int code = interrupted ? static_cast<int>(ExitCode::kInterrupted)
+                                 : (failed_.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
+    for (int g = 0; g < groups_; ++g) send_json({{"stop", true}, {"code", code}}, leader(g), kTagAssign);
+    store_.rebuild_consolidated();
+    progress_.reset();
+    if (!options_.quiet)
+      std::fprintf(stderr, "run: %zu units: %zu already done, %zu run now, %zu failed%s; store %s\n", total, already,
+                   done_.size() - already, failed_.size(), interrupted ? ", interrupted" : "", spec_.store.c_str());
+    return code;
+  }
+
+ private:
+  int leader(int g) const { return 1 + g * rpg_; }
+
+  void on_report(const nlohmann::json& msg, int from) {
+    const int g = msg.at("group").get<int>();
+    if (!msg.contains("index")) {  // a group's first report: ready
+      dispatch(g);
+      return;
+    }
+    const std::size_t i = msg["index"].get<std::size_t>();
+    const Unit& u = plan_.units[i];
+    running_.erase(g);
+    const double seconds = msg.value("duration", 0.0);
+    const std::string where = msg.value("host", std::string("?")) + " rank " + std::to_string(from);
+    if (!msg.value("ok", false)) {
+      record_failure(i, msg.value("error", std::string("unknown error")), seconds, from, where);
+      dispatch(g);
+      return;
+    }
+    dispatch(g);  // the group computes its next unit while this one is committed
+    try {
+      store_.commit_staged(msg.at("staged").get<std::string>(), u.id, seconds, from, u.tokens());
+    } catch (const std::exception& e) {
+      record_failure(i, std::string("commit failed: ") + e.what(), seconds, from, where);
+      return;
+    }
+    done_.insert(u.id);
+    char line[160];
+    std::snprintf(line, sizeof(line), "committed after %.2f s on %s, %lld tokens, peak RSS %.0f MiB", seconds, where.c_str(),
+                  static_cast<long long>(u.tokens()), msg.value("peak_rss_mib", 0.0));
+    unit_log(u, line);
+    char status[160];
+    std::snprintf(status, sizeof(status), " committed in %.2f s (group %d)", seconds, g);
+    progress_->finished(true, u.tokens(), "[" + std::to_string(progress_->done() + 1) + "/" + std::to_string(plan_.units.size()) + "] " +
+                                              u.label() + status);
+  }
+
+  void record_failure(std::size_t i, const std::string& error, double seconds, int rank, const std::string& where) {
+    const Unit& u = plan_.units[i];
+    JournalEvent e;
+    e.event = "failed";
+    e.unit = u.id;
+    e.rank = rank;
+    e.error = error;
+    e.duration = seconds;
+    store_.journal(e);
+    const std::int64_t attempt = ++attempts_[i];
+    unit_log(u, "attempt " + std::to_string(attempt) + " failed on " + where + ": " + error);
+    if (attempt <= spec_.runtime.retries) {
+      pending_.push_front(i);
+    } else {
+      failed_.insert(u.id);
+      fail_dependents();
+    }
+    progress_->finished(false, 0, u.label() + " (" + u.id + ") failed, attempt " + std::to_string(attempt) + " of " +
+                                      std::to_string(spec_.runtime.retries + 1) + ": " + error);
+  }
+
+  // Units that depend on a failed unit fail too (transitively: the plan is in dependency order).
+  void fail_dependents() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      bool blocked = false;
+      for (const auto& d : plan_.units[*it].deps) blocked = blocked || failed_.count(d) > 0;
+      if (!blocked) {
+        ++it;
+        continue;
+      }
+      const Unit& u = plan_.units[*it];
+      failed_.insert(u.id);
+      unit_log(u, "skipped: a dependency failed");
+      progress_->note(u.label() + " (" + u.id + ") skipped: a dependency failed", true);
+      it = pending_.erase(it);
+    }
+  }
+
+  // The next runnable unit for group g: dependencies committed, the group's model first.
+  std::optional<std::size_t> next_for(int g) {
+    std::optional<std::deque<std::size_t>::iterator> pick;
+    const auto held = held_.find(g);
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       bool ready = true;
-      for (const auto& d : plan.units[*it].deps) ready = ready && done.count(d);
+      for (const auto& d : plan_.units[*it].deps) ready = ready && done_.count(d) > 0;
       if (!ready) continue;
-      if (!pick) pick = *it;
-      if (held.count(g) && plan.units[*it].model == held[g]) {
-        pick = *it;
+      if (!pick) pick = it;
+      if (held == held_.end() || plan_.units[*it].model == held->second) {
+        pick = it;
         break;
       }
     }
-    if (pick) pending.erase(std::find(pending.begin(), pending.end(), *pick));
-    return pick;
-  };
-  auto dispatch = [&](int g) {
+    if (!pick) return std::nullopt;
+    const std::size_t i = **pick;
+    pending_.erase(*pick);
+    return i;
+  }
+
+  void dispatch(int g) {
     if (g_signal == 0) {
       if (auto i = next_for(g)) {
-        const Unit& u = plan.units[*i];
+        const Unit& u = plan_.units[*i];
         JournalEvent e;
         e.event = "started";
         e.unit = u.id;
         e.rank = leader(g);
-        store.journal(e);
-        running[g] = *i;
-        held[g] = u.model;
-        started[*i] = std::chrono::steady_clock::now();
+        store_.journal(e);
+        unit_log(u, "attempt " + std::to_string(attempts_[*i] + 1) + " assigned to group " + std::to_string(g) + " (rank " +
+                        std::to_string(leader(g)) + ", " + std::to_string(rpg_) + " ranks)");
+        running_[g] = *i;
+        held_[g] = u.model;
         send_json({{"index", *i}}, leader(g), kTagAssign);
+        progress_->started();
         return;
       }
     }
-    idle.insert(g);
-  };
+    idle_.insert(g);
+  }
 
-  while (true) {
-    if (running.empty() && (g_signal != 0 || pending.empty())) break;
-    if (running.empty() && idle.size() + stopped.size() == static_cast<std::size_t>(groups) && !pending.empty()) {
-      // Nothing runs and nothing is runnable: only units behind failures remain.
-      for (std::size_t i : pending) failed.insert(plan.units[i].id);
-      pending.clear();
-      break;
+  // The grace period ran out with units still running: they are journaled as interrupted
+  // and the job is aborted (workers cannot be stopped mid-collective); rerunning resumes.
+  [[noreturn]] void abort_after_grace() {
+    for (const auto& [g, i] : running_) {
+      JournalEvent e;
+      e.event = "interrupted";
+      e.unit = plan_.units[i].id;
+      store_.journal(e);
+      unit_log(plan_.units[i], "interrupted: the grace period ended while it ran");
     }
-    if (g_signal != 0 && deadline == std::chrono::steady_clock::time_point{}) {
-      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spec.runtime.grace_seconds);
-      if (!options.quiet) std::fprintf(stderr, "run: signal %d: no new units; %zu running get %lld s\n", static_cast<int>(g_signal),
-                                       running.size(), static_cast<long long>(spec.runtime.grace_seconds));
-    }
-    nlohmann::json msg;
-    int from = 0;
-    const bool got = recv_json(kTagReport, &msg, &from, [&] {
-      return deadline != std::chrono::steady_clock::time_point{} && std::chrono::steady_clock::now() > deadline;
-    });
-    if (!got) {
-      for (const auto& [g, i] : running) {
-        JournalEvent e;
-        e.event = "interrupted";
-        e.unit = plan.units[i].id;
-        store.journal(e);
-      }
-      std::fprintf(stderr, "run: grace period over with %zu units running; aborting them (resumable)\n", running.size());
-      store.rebuild_consolidated();
-      MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kInterrupted));
-    }
-    const int g = msg.at("group").get<int>();
-    if (msg.contains("index")) {
-      const std::size_t i = msg["index"].get<std::size_t>();
-      const Unit& u = plan.units[i];
-      running.erase(g);
-      const double seconds = msg.value("duration", 0.0);
-      bool ok = msg.value("ok", false);
-      std::string error = msg.value("error", "");
-      if (ok) {
-        try {
-          store.commit_staged(msg.at("staged").get<std::string>(), u.id, seconds, from);
-        } catch (const std::exception& e) {
-          ok = false;
-          error = std::string("commit failed: ") + e.what();
-        }
-      }
-      if (ok) {
-        done.insert(u.id);
-        if (!options.quiet)
-          std::fprintf(stderr, "[%zu/%zu] %s %s/%s committed in %.2f s (group %d)\n", done.size(), total, u.kind.c_str(),
-                       u.model.c_str(), u.corpus.c_str(), seconds, g);
-      } else {
-        JournalEvent e;
-        e.event = "failed";
-        e.unit = u.id;
-        e.rank = from;
-        e.error = error;
-        e.duration = seconds;
-        store.journal(e);
-        if (++attempts[i] <= spec.runtime.retries) {
-          pending.push_front(i);
-        } else {
-          failed.insert(u.id);
-        }
-        if (!options.quiet) std::fprintf(stderr, "%s failed (attempt %lld): %s\n", u.id.c_str(),
-                                         static_cast<long long>(attempts[i]), error.c_str());
-      }
-    }
-    dispatch(g);
-    // A completion may have made units runnable for groups that were waiting.
-    for (auto it = idle.begin(); it != idle.end();) {
-      const int w = *it;
-      if (g_signal != 0) break;
-      it = idle.erase(it);
-      dispatch(w);
-      if (running.count(w) == 0) break;  // re-inserted: nothing runnable now
+    progress_->note("run: grace period over with " + std::to_string(running_.size()) + " units running; aborting them (resumable)", true);
+    progress_.reset();
+    store_.rebuild_consolidated();
+    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kInterrupted));
+    std::abort();  // MPI_Abort does not return
+  }
+
+  void unit_log(const Unit& u, const std::string& line) {
+    try {
+      store_.append_unit_log(u.id, line);
+    } catch (const StorageError& e) {
+      progress_->note(std::string("run: ") + e.what(), true);  // a log is a diagnostic; the sweep goes on
     }
   }
-  const bool interrupted = g_signal != 0 && !pending.empty();
-  const int code = interrupted ? static_cast<int>(ExitCode::kInterrupted)
-                               : (failed.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
-  for (int g = 0; g < groups; ++g) send_json({{"stop", true}, {"code", code}}, leader(g), kTagAssign);
-  store.rebuild_consolidated();
-  if (!options.quiet)
-    std::fprintf(stderr, "run: %zu units: %zu already done, %zu run now, %zu failed%s; store %s\n", total, already,
-                 done.size() - already, failed.size(), interrupted ? ", interrupted" : "", spec.store.c_str());
-  return code;
-}
+
+  const SweepSpec& spec_;
+  const Plan& plan_;
+  Store& store_;
+  const int groups_, rpg_;
+  const RunOptions& options_;
+  std::unique_ptr<Progress> progress_;
+  std::deque<std::size_t> pending_;           // plan indices, in plan order (retries at the front)
+  std::set<std::string> done_, failed_;       // unit ids
+  std::map<int, std::size_t> running_;        // group -> unit index
+  std::map<int, std::string> held_;           // group -> model it last ran
+  std::map<std::size_t, std::int64_t> attempts_;
+  std::set<int> idle_;                        // groups waiting for a runnable unit
+  std::chrono::steady_clock::time_point deadline_{};
+};
 
 int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator& group) {
   const int g = (rank - 1) / rpg;
@@ -223,6 +292,9 @@ int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicato
   const Store store = Store::open_read(spec.store);
   UnitExecutor executor(spec);
   nlohmann::json report = {{"group", g}};
+  char host_buf[256] = {};
+  ::gethostname(host_buf, sizeof(host_buf) - 1);
+  const std::string host = host_buf;
   for (;;) {
     double index_plus_one = 0;
     int code = 0;
@@ -244,9 +316,7 @@ int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicato
     try {
       const UnitResult r = executor.run(u, store, rpg > 1 ? &group : nullptr);
       if (is_leader) {
-        const std::string staged = store.staging_path(u.id, rank);
-        write_unit_file(staged, r);
-        report["staged"] = staged;
+        report["staged"] = store.stage(r, rank);
       }
       report["ok"] = true;
     } catch (const std::exception& e) {
@@ -259,6 +329,8 @@ int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicato
       report["error"] = e.what();
     }
     report["duration"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report["host"] = host;
+    report["peak_rss_mib"] = peak_rss_mib();
   }
 }
 
@@ -284,6 +356,7 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
                         " does not divide the " + std::to_string(size - 1) + " worker ranks");
       plan = make_plan(*spec);
       store = std::make_unique<Store>(Store::open_write(spec->store, spec->text));
+      record_run(*store, spec_path, options);
       payload = nlohmann::json({{"ok", true}, {"plan", plan_to_json(plan)}}).dump();
     } catch (const Error& e) {
       payload = nlohmann::json({{"ok", false}, {"error", e.what()}, {"code", static_cast<int>(e.exit_code())}}).dump();
@@ -302,7 +375,7 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
   const int rpg = static_cast<int>(spec->runtime.ranks_per_group);
   configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec->runtime.threads));
   auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, "auto");
-  if (rank == 0) return coordinate(*spec, plan, *store, (size - 1) / rpg, rpg, options);
+  if (rank == 0) return Coordinator(*spec, plan, *store, (size - 1) / rpg, rpg, options).run();
   return work(*spec, plan, rank, rpg, *group);
 }
 

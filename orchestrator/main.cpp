@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   linsweep::add_rebuild_command(app, &action);
   linsweep::add_plan_command(app, &action);
   linsweep::add_run_command(app, &action);
+  linsweep::add_resume_command(app, &action);
   linsweep::add_status_command(app, &action);
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

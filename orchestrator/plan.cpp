@@ -39,7 +39,32 @@ std::string changed_keys(const nlohmann::json& a, const nlohmann::json& b) {
   return out;
 }
 
+// `noop` units: `units` empty units per model and corpus, independent of their contents.
+void add_noop_units(const SweepSpec& spec, Plan* plan) {
+  const auto n = nlohmann::json::parse(spec.experiments.at("noop"))["units"].get<std::int64_t>();
+  for (const auto& m : spec.models)
+    for (const auto& c : spec.corpora)
+      for (std::int64_t i = 0; i < n; ++i) {
+        Unit u;
+        u.kind = "noop";
+        u.model = m.name;
+        u.corpus = c.name;
+        u.params = {{"index", i}};
+        finish(u);
+        u.slot += "/" + std::to_string(i);
+        plan->units.push_back(std::move(u));
+      }
+}
+
 }  // namespace
+
+std::int64_t Unit::tokens() const {
+  if (params.is_object() && params.contains("split") && params["split"].contains("tokens"))
+    return params["split"]["tokens"].get<std::int64_t>();
+  return 0;
+}
+
+std::string Unit::label() const { return kind + " " + model + "/" + corpus; }
 
 std::string Unit::provenance() const {
   return nlohmann::json({{"slot", slot}, {"params", params}, {"inputs", inputs}, {"deps", deps}}).dump();
@@ -50,7 +75,8 @@ Plan make_plan(const SweepSpec& spec) {
   const bool want_fit = spec.experiments.count("fit") > 0;
   const bool want_all_linear = spec.experiments.count("all_linear") > 0;
   for (const auto& name : known_experiments())
-    if (spec.experiments.count(name) && name != "fit" && name != "all_linear") plan.not_planned.push_back(name);
+    if (spec.experiments.count(name) && name != "fit" && name != "all_linear" && name != "noop") plan.not_planned.push_back(name);
+  if (spec.experiments.count("noop")) add_noop_units(spec, &plan);
   if (!want_fit && !want_all_linear) return plan;
 
   const nlohmann::json fit_params =

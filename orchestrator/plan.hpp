@@ -26,6 +26,10 @@ struct Unit {
   std::vector<std::string> deps;            // unit ids, all earlier in the plan
   // {"slot", "params", "inputs", "deps"} as stored with the committed unit.
   std::string provenance() const;
+  // Corpus tokens the unit reads (its split's length; 0 for units that read no corpus).
+  std::int64_t tokens() const;
+  // "stats tiny-gpt2/stream-a" for progress lines and logs.
+  std::string label() const;
 };
 
 struct Plan {

@@ -1,7 +1,11 @@
 // Single-process sweep execution.
 #include "orchestrator/runner.hpp"
 
+#include <sys/resource.h>
+
 #include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -9,7 +13,9 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "common/file_io.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/progress.hpp"
 #include "orchestrator/unit_executor.hpp"
 #include "storage/store.hpp"
 #include "workers/runtime.hpp"
@@ -54,42 +60,55 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
     if (!options.quiet) std::fprintf(stderr, "run: experiment '%s' has no units in this build yet; skipped\n", e.c_str());
 
   StopSignals signals;
+  record_run(store, spec_path, options);
   const auto status = plan_status(plan, &store);
+  std::size_t already = 0;
+  for (const auto& p : status) already += p.state == UnitState::kDone ? 1 : 0;
+  Progress progress(status.size(), already, progress_options(options));
   std::set<std::string> failed;
   UnitExecutor executor(spec);
-  std::size_t done = 0, ran = 0, index = 0;
-  for (const auto& p : status) {
-    ++index;
-    const Unit& u = *p.unit;
-    if (p.state == UnitState::kDone) {
-      ++done;
-      continue;
+  std::size_t ran = 0;
+  auto log = [&](const Unit& u, const std::string& line) {
+    try {
+      store.append_unit_log(u.id, line);
+    } catch (const StorageError& e) {
+      progress.note(std::string("run: ") + e.what(), true);
     }
+  };
+  for (const auto& p : status) {
+    const Unit& u = *p.unit;
+    if (p.state == UnitState::kDone) continue;
     if (g_stop_signal != 0) break;
     bool blocked = false;
     for (const auto& d : u.deps) blocked = blocked || failed.count(d) > 0;
     if (blocked) {
       failed.insert(u.id);
-      if (!options.quiet) std::fprintf(stderr, "[%zu/%zu] %s %s/%s skipped: a dependency failed\n", index, status.size(),
-                                       u.kind.c_str(), u.model.c_str(), u.corpus.c_str());
+      log(u, "skipped: a dependency failed");
+      progress.note(u.label() + " (" + u.id + ") skipped: a dependency failed", true);
       continue;
     }
     bool committed = false;
-    for (std::int64_t attempt = 0; attempt <= spec.runtime.retries && !committed; ++attempt) {
+    for (std::int64_t attempt = 1; attempt <= spec.runtime.retries + 1 && !committed; ++attempt) {
       JournalEvent started;
       started.event = "started";
       started.unit = u.id;
       store.journal(started);
+      log(u, "attempt " + std::to_string(attempt) + " started in this process");
+      progress.started();
       const auto t0 = std::chrono::steady_clock::now();
       try {
         const UnitResult result = executor.run(u, store, nullptr);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        store.commit(result, seconds);
+        store.commit(result, seconds, 0, u.tokens());
         committed = true;
         ++ran;
-        if (!options.quiet)
-          std::fprintf(stderr, "[%zu/%zu] %s %s/%s committed in %.2f s\n", index, status.size(), u.kind.c_str(),
-                       u.model.c_str(), u.corpus.c_str(), seconds);
+        char line[160];
+        std::snprintf(line, sizeof(line), "committed after %.2f s, %lld tokens, peak RSS %.0f MiB", seconds,
+                      static_cast<long long>(u.tokens()), peak_rss_mib());
+        log(u, line);
+        std::snprintf(line, sizeof(line), " committed in %.2f s", seconds);
+        progress.finished(true, u.tokens(), "[" + std::to_string(progress.done() + 1) + "/" + std::to_string(status.size()) + "] " +
+                                                u.label() + line);
       } catch (const std::exception& e) {
         JournalEvent f;
         f.event = "failed";
@@ -97,21 +116,58 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         f.error = e.what();
         f.duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         store.journal(f);
-        if (!options.quiet)
-          std::fprintf(stderr, "[%zu/%zu] %s %s/%s failed (attempt %lld of %lld): %s\n", index, status.size(), u.kind.c_str(),
-                       u.model.c_str(), u.corpus.c_str(), static_cast<long long>(attempt + 1),
-                       static_cast<long long>(spec.runtime.retries + 1), e.what());
+        log(u, "attempt " + std::to_string(attempt) + " failed: " + e.what());
+        progress.finished(false, 0, u.label() + " (" + u.id + ") failed, attempt " + std::to_string(attempt) + " of " +
+                                        std::to_string(spec.runtime.retries + 1) + ": " + e.what());
       }
     }
     if (!committed) failed.insert(u.id);
   }
   store.rebuild_consolidated();
   const bool interrupted = g_stop_signal != 0;
-  if (!options.quiet)
-    std::fprintf(stderr, "run: %zu units: %zu already done, %zu run now, %zu failed%s; store %s\n", status.size(), done, ran,
-                 failed.size(), interrupted ? ", interrupted" : "", spec.store.c_str());
+  if (interrupted) progress.note("run: signal " + std::to_string(static_cast<int>(g_stop_signal)) + ": stopped before the next unit", true);
+  progress.note("run: " + std::to_string(status.size()) + " units: " + std::to_string(already) + " already done, " +
+                std::to_string(ran) + " run now, " + std::to_string(failed.size()) + " failed" + (interrupted ? ", interrupted" : "") +
+                "; store " + spec.store);
   if (interrupted) return static_cast<int>(ExitCode::kInterrupted);
   return failed.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed);
+}
+
+std::string recorded_spec(const std::string& store_dir, RunOptions* options) {
+  const Store store = Store::open_read(store_dir);  // refuses a directory that is not a store
+  const std::string path = store_dir + "/run.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(path + ": missing; this store was never run by `linsweep run` (run the spec instead)");
+  const nlohmann::json j = read_json_file(path, 1 << 20);
+  if (!j.is_object() || !j.contains("spec") || !j["spec"].is_string()) throw InputError(path + ": no \"spec\" string");
+  const std::string spec = j["spec"].get<std::string>();
+  if (!std::filesystem::is_regular_file(spec, ec))
+    throw InputError(path + ": the recorded spec " + spec + " no longer exists; run `linsweep run SPEC --store " + store_dir + "`");
+  options->store_override = store_dir;
+  if (options->threads <= 0 && j.contains("threads") && j["threads"].is_number_integer()) options->threads = j["threads"].get<int>();
+  return spec;
+}
+
+ProgressOptions progress_options(const RunOptions& options) {
+  ProgressOptions p;
+  p.quiet = options.quiet;
+  p.live = stderr_is_terminal();
+  return p;
+}
+
+double peak_rss_mib() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // kilobytes on Linux
+}
+
+void record_run(Store& store, const std::string& spec_path, const RunOptions& options) {
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(spec_path, ec);
+  nlohmann::json j = {{"spec", ec ? spec_path : abs.lexically_normal().string()}, {"store", store.dir()}};
+  if (options.threads > 0) j["threads"] = options.threads;
+  atomic_write_text(store.dir() + "/run.json", j.dump(2) + "\n");
 }
 
 }  // namespace linsweep

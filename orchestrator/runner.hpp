@@ -3,7 +3,11 @@
 
 #include <string>
 
+#include "orchestrator/progress.hpp"
+
 namespace linsweep {
+
+class Store;
 
 struct RunOptions {
   std::string store_override;  // --store
@@ -18,6 +22,18 @@ struct RunOptions {
 // SIGTERM stop before the next unit. Rebuilds STORE/store.h5 at the end.
 // Returns 0 when everything is committed, 1 when a unit failed, 3 when interrupted.
 // Under mpirun with more than one rank, `linsweep run` uses run_sweep_mpi (coordinator.hpp).
+// Progress: per-unit lines plus a live line on a terminal (progress.hpp); every attempt is
+// logged in STORE/logs/<id>.log; STORE/run.json records the spec for `linsweep resume`.
 int run_sweep(const std::string& spec_path, const RunOptions& options);
+
+// `linsweep resume STORE`: runs the spec recorded in STORE/run.json against STORE, with the
+// same threads. Throws InputError(kBadInput) when the store has no run.json or its spec is
+// gone. Returns like run_sweep (or run_sweep_mpi under mpirun).
+std::string recorded_spec(const std::string& store_dir, RunOptions* options);
+
+// Shared by the single-process runner and the MPI coordinator.
+ProgressOptions progress_options(const RunOptions& options);
+double peak_rss_mib();  // this process's peak resident memory
+void record_run(Store& store, const std::string& spec_path, const RunOptions& options);
 
 }  // namespace linsweep

@@ -138,6 +138,7 @@ const std::vector<ExperimentSchema>& experiment_schemas() {
        {{"model", P::kString, ""}, {"layers", P::kInts, nlohmann::json::array()}, {"steps", P::kInt, 2000},
         {"variants", P::kStrings, {"linearized"}}, {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01},
         {"clip", P::kFloat, 1.0}, {"batch", P::kInt, 8}, {"seed", P::kInt, 0}, {"checkpoint_every", P::kInt, 100}}},
+      {"noop", {{"units", P::kInt, 1}}},  // diagnostic: empty units per model and corpus
   };
   return s;
 }

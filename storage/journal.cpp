@@ -14,27 +14,59 @@
 
 namespace linsweep {
 
-void append_journal(const std::string& path, JournalEvent e) {
-  if (e.host.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    e.host = host;
-  }
+namespace {
+
+std::string this_host() {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+std::string journal_line(JournalEvent e, const std::string& host) {
+  if (e.host.empty()) e.host = host;
   if (e.time == 0)
     e.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   nlohmann::json j = {{"event", e.event}, {"unit", e.unit}, {"host", e.host}, {"rank", e.rank}, {"time", e.time}};
   if (e.duration > 0) j["duration"] = e.duration;
   if (!e.error.empty()) j["error"] = e.error;
-  const std::string line = j.dump() + "\n";
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (e.tokens > 0) j["tokens"] = e.tokens;
+  return j.dump() + "\n";
+}
+
+int open_journal(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw StorageError(path + ": cannot open journal: " + std::strerror(errno));
+  return fd;
+}
+
+// One write() per line: with O_APPEND, lines of concurrent appenders never interleave.
+void write_line(int fd, const std::string& path, const std::string& line, bool durable) {
   const ssize_t n = ::write(fd, line.data(), line.size());
   const int e1 = errno;
-  const int rc = ::fsync(fd);
-  ::close(fd);
+  const int rc = durable ? ::fsync(fd) : 0;
   if (n != static_cast<ssize_t>(line.size()) || rc != 0)
     throw StorageError(path + ": journal write failed: " + std::strerror(n < 0 ? e1 : errno));
 }
+
+}  // namespace
+
+void append_journal(const std::string& path, JournalEvent e, bool durable) {
+  const int fd = open_journal(path);
+  try {
+    write_line(fd, path, journal_line(std::move(e), this_host()), durable);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+JournalWriter::JournalWriter(std::string path) : path_(std::move(path)), host_(this_host()), fd_(open_journal(path_)) {}
+JournalWriter::~JournalWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+JournalWriter::JournalWriter(JournalWriter&& o) noexcept : path_(std::move(o.path_)), host_(std::move(o.host_)), fd_(o.fd_) { o.fd_ = -1; }
+void JournalWriter::append(JournalEvent event, bool durable) { write_line(fd_, path_, journal_line(std::move(event), host_), durable); }
 
 std::vector<JournalEvent> read_journal(const std::string& path) {
   std::vector<JournalEvent> out;
@@ -52,6 +84,7 @@ std::vector<JournalEvent> read_journal(const std::string& path) {
     e.time = j.value("time", 0.0);
     e.duration = j.value("duration", 0.0);
     e.error = j.value("error", "");
+    e.tokens = j.value("tokens", std::int64_t{0});
     out.push_back(std::move(e));
   }
   return out;

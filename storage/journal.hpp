@@ -1,6 +1,7 @@
 // Append-only journal of unit events (started, committed, failed) in STORE/journal.jsonl.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,30 @@ struct JournalEvent {
   double time = 0;      // seconds since the epoch
   double duration = 0;  // seconds, for committed/failed
   std::string error;    // for failed
+  std::int64_t tokens = 0;  // corpus tokens the unit read, for committed (throughput)
 };
 
-// Appends one JSON line with O_APPEND and fsyncs it. Host and time are filled in when
-// empty/zero. Throws StorageError on a write failure.
-void append_journal(const std::string& path, JournalEvent event);
+// Appends one JSON line with O_APPEND and, when `durable`, fsyncs it. Host and time are
+// filled in when empty/zero. Throws StorageError on a write failure. "started" events need
+// not be durable: what is committed is decided by the unit files, never by the journal.
+void append_journal(const std::string& path, JournalEvent event, bool durable = true);
+
+// The journal held open for appending by the store's writer (one open per sweep, not per
+// event). Same guarantees as append_journal. Move-only; closes on destruction.
+class JournalWriter {
+ public:
+  explicit JournalWriter(std::string path);  // throws StorageError when it cannot be opened
+  ~JournalWriter();
+  JournalWriter(JournalWriter&& other) noexcept;
+  JournalWriter& operator=(JournalWriter&&) = delete;
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+  void append(JournalEvent event, bool durable);
+
+ private:
+  std::string path_, host_;
+  int fd_ = -1;
+};
 
 // Reads every complete line; a torn last line (a crash mid-append) and malformed lines are
 // skipped. A missing journal is empty.

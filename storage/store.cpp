@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -97,6 +98,8 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text) {
   if (!spec_text.empty() && !is_regular_file(s.spec_path()))
     atomic_write_text(s.spec_path(), spec_text);
   make_dir(dir + "/units");
+  make_dir(dir + "/logs");
+  s.journal_ = std::make_unique<JournalWriter>(dir + "/journal.jsonl");
   // Temporary files of writers that died mid-commit; only the lock holder may remove them.
   if (DIR* d = ::opendir((dir + "/units").c_str())) {
     std::vector<std::string> stale;
@@ -131,7 +134,7 @@ std::optional<std::string> Store::recovered_stale_lock() const {
   return lock_ ? lock_->stale_holder() : std::nullopt;
 }
 
-void Store::commit(const UnitResult& unit, double duration_seconds, int rank) {
+void Store::commit(const UnitResult& unit, double duration_seconds, int rank, std::int64_t tokens) {
   if (!writable()) throw StorageError(dir_ + ": store is open read-only");
   check_unit_id(unit.unit_id);
   atomic_replace(dir_ + "/units/" + unit.unit_id + ".h5", [&](const std::string& tmp) { write_unit_file(tmp, unit); });
@@ -140,6 +143,7 @@ void Store::commit(const UnitResult& unit, double duration_seconds, int rank) {
   e.unit = unit.unit_id;
   e.rank = rank;
   e.duration = duration_seconds;
+  e.tokens = tokens;
   journal(e);
 }
 
@@ -148,12 +152,19 @@ std::string Store::staging_path(const std::string& unit_id, int rank) const {
   return dir_ + "/units/.tmp-staged-" + std::to_string(rank) + "-" + unit_id + ".h5";
 }
 
-void Store::commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank) {
+std::string Store::stage(const UnitResult& unit, int rank) const {
+  const std::string path = staging_path(unit.unit_id, rank);
+  write_unit_file(path, unit);
+  fsync_path(path, false);
+  return path;
+}
+
+void Store::commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank,
+                          std::int64_t tokens) {
   if (!writable()) throw StorageError(dir_ + ": store is open read-only");
   check_unit_id(unit_id);
-  const UnitResult u = read_unit_file(staged);  // whole and readable before it becomes visible
+  const UnitResult u = read_unit_header(staged);  // stage() fsynced it; the header check catches a wrong or truncated file
   if (u.unit_id != unit_id) throw StorageError(staged + ": holds unit " + u.unit_id + ", not " + unit_id);
-  fsync_path(staged, false);
   const std::string final_path = dir_ + "/units/" + unit_id + ".h5";
   if (std::rename(staged.c_str(), final_path.c_str()) != 0)
     throw StorageError(final_path + ": rename failed: " + std::strerror(errno));
@@ -163,10 +174,39 @@ void Store::commit_staged(const std::string& staged, const std::string& unit_id,
   e.unit = unit_id;
   e.rank = rank;
   e.duration = duration_seconds;
+  e.tokens = tokens;
   journal(e);
 }
 
-void Store::journal(const JournalEvent& event) { append_journal(dir_ + "/journal.jsonl", event); }
+void Store::journal(const JournalEvent& event) {
+  // Unit files decide what is committed; the journal is the audit trail. A commit has already
+  // fsynced the file and the directory, so its journal line need not add a third flush.
+  const bool durable = event.event == "failed" || event.event == "interrupted";
+  if (journal_) journal_->append(event, durable);
+  else append_journal(dir_ + "/journal.jsonl", event, durable);
+}
+
+std::string Store::unit_log_path(const std::string& unit_id) const {
+  check_unit_id(unit_id);
+  return dir_ + "/logs/" + unit_id + ".log";
+}
+
+void Store::append_unit_log(const std::string& unit_id, const std::string& line) {
+  if (!writable()) throw StorageError(dir_ + ": store is open read-only");
+  const std::string path = unit_log_path(unit_id);
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string text = std::string(stamp) + " " + line + "\n";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw StorageError(path + ": cannot open the unit log: " + std::strerror(errno));
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size())) throw StorageError(path + ": unit log write failed: " + std::strerror(err));
+}
 
 std::vector<JournalEvent> Store::journal_events() const { return read_journal(dir_ + "/journal.jsonl"); }
 

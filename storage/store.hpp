@@ -21,6 +21,8 @@ namespace linsweep {
 //   STORE/journal.jsonl     append-only unit events
 //   STORE/lock              writer lock (flock; record of the holder)
 //   STORE/units/<id>.h5     one file per committed unit
+//   STORE/logs/<id>.log     every attempt at a unit: where, when, how long, the error
+//   STORE/run.json          the spec of the last `linsweep run` (for `linsweep resume`)
 //   STORE/store.h5          consolidated tables of every committed unit
 //   STORE/activations/...   activation shards
 //
@@ -45,14 +47,21 @@ class Store {
   // units/<id>.h5, and the directory fsynced; then a "committed" journal event is appended.
   // A crash at any point leaves either no unit or the whole unit. Re-committing an id
   // replaces it. Throws StorageError; requires a writable store.
-  void commit(const UnitResult& unit, double duration_seconds = 0, int rank = 0);
-  // Commits a unit file another process wrote and fsynced at `staged` (a name starting with
-  // ".tmp-" inside units/): validates it, renames it to units/<id>.h5, fsyncs the directory
-  // and journals "committed". Throws StorageError when the file is not that unit.
-  void commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank);
+  void commit(const UnitResult& unit, double duration_seconds = 0, int rank = 0, std::int64_t tokens = 0);
+  // Commits a unit file another process wrote and fsynced at `staged` (Store::stage): checks
+  // its header (not truncated, the right unit id), renames it to units/<id>.h5, fsyncs the
+  // directory and journals "committed". Throws StorageError when the file is not that unit.
+  void commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank,
+                     std::int64_t tokens = 0);
   // Where a worker writes a unit for commit_staged (inside units/, ignored until renamed).
   std::string staging_path(const std::string& unit_id, int rank) const;
+  // Writes `unit` to staging_path(unit.unit_id, rank) and fsyncs it; returns that path. Works
+  // on a read-only handle (a worker's): nothing becomes visible until commit_staged.
+  std::string stage(const UnitResult& unit, int rank) const;
   void journal(const JournalEvent& event);
+  // Appends "<UTC time> <line>" to logs/<id>.log (not fsynced: a diagnostic). Writer only.
+  void append_unit_log(const std::string& unit_id, const std::string& line);
+  std::string unit_log_path(const std::string& unit_id) const;
   std::vector<JournalEvent> journal_events() const;
 
   // Ids of committed units, sorted.
@@ -82,6 +91,7 @@ class Store {
 
   std::string dir_;
   std::unique_ptr<StoreLock> lock_;
+  std::unique_ptr<JournalWriter> journal_;  // the writer's open journal
 };
 
 // Reads the consolidated file's table `name` (with its `unit` column). Throws

@@ -29,18 +29,23 @@ StoreStatus summarize_store(const Store& store) {
   std::map<std::string, const JournalEvent*> last;
   std::map<std::string, int> failures;
   std::map<std::string, double> durations;
+  std::map<std::string, std::int64_t> tokens;
   const auto events = store.journal_events();
   for (const auto& e : events) {
     if (st.first_event == 0 || e.time < st.first_event) st.first_event = e.time;
     st.last_event = std::max(st.last_event, e.time);
     last[e.unit] = &e;
     if (e.event == "failed") failures[e.unit]++;
-    if (e.event == "committed") durations[e.unit] = e.duration;
+    if (e.event == "committed") {
+      durations[e.unit] = e.duration;
+      tokens[e.unit] = e.tokens;
+    }
   }
   for (const auto& id : ids) {
     auto& c = st.by_kind[kind_of(id)];
     c.committed++;
     c.seconds += durations.count(id) ? durations[id] : 0;
+    c.tokens += tokens.count(id) ? tokens[id] : 0;
   }
   for (const auto& [unit, e] : last) {
     if (committed.count(unit)) continue;

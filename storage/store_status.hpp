@@ -1,6 +1,7 @@
 // A store's progress from its unit files and journal (`linsweep status`).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@ struct StoreStatus {
   struct Counts {
     int committed = 0, failed = 0, unfinished = 0;  // unfinished: started, never committed or failed
     double seconds = 0;                             // summed durations of committed units
+    std::int64_t tokens = 0;                        // summed corpus tokens they read
+    double tokens_per_second() const { return seconds > 0 ? static_cast<double>(tokens) / seconds : 0; }
   };
   std::map<std::string, Counts> by_kind;  // unit kind (the id's prefix) -> counts
   struct Failure {

@@ -99,6 +99,20 @@ std::string read_unit_params_file(const std::string& path) {
   }
 }
 
+UnitResult read_unit_header(const std::string& path) {
+  silence_hdf5_errors();
+  try {
+    H5Id file = open_unit_file(path);
+    UnitResult u;
+    u.unit_id = read_string_attribute(file, "unit_id");
+    u.kind = read_string_attribute(file, "kind");
+    u.params = read_string_attribute(file, "params");
+    return u;
+  } catch (const Error& e) {
+    throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
+  }
+}
+
 UnitResult read_unit_file(const std::string& path) {
   silence_hdf5_errors();
   try {

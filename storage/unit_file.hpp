@@ -34,6 +34,11 @@ void write_unit_file(const std::string& path, const UnitResult& unit);
 // newer schema version than this build knows.
 UnitResult read_unit_file(const std::string& path);
 
+// The attributes that identify a unit file (unit_id, kind, params; no tables or arrays), after
+// the same schema check; opening also checks that the file is not truncated. Throws like
+// read_unit_file. Cheap: used to validate a staged unit before it is committed.
+UnitResult read_unit_header(const std::string& path);
+
 // Only the `params` attribute of a unit file (after the same schema check); for planning,
 // which must not read every unit's arrays. Throws like read_unit_file.
 std::string read_unit_params_file(const std::string& path);

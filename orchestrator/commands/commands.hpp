@@ -24,5 +24,10 @@ void add_rebuild_command(CLI::App& root, CommandAction* action);
 void add_plan_command(CLI::App& root, CommandAction* action);
 void add_run_command(CLI::App& root, CommandAction* action);
 void add_status_command(CLI::App& root, CommandAction* action);
+void add_resume_command(CLI::App& root, CommandAction* action);
+
+struct RunOptions;
+// `run` and `resume`: one process, or the MPI coordinator when launched with several ranks.
+int run_command(const std::string& spec, const RunOptions& options);
 
 }  // namespace linsweep

@@ -1,4 +1,4 @@
-// `linsweep run`: run a sweep's pending units (single process in this build).
+// `linsweep run`: run a sweep's pending units, in one process or as an MPI job.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include "workers/comm/communicator.hpp"
 
 namespace linsweep {
-namespace {
 
 // Under mpirun/srun with more than one rank: MPI coordinator and worker groups.
 int run_command(const std::string& spec, const RunOptions& opts) {
@@ -24,8 +23,6 @@ int run_command(const std::string& spec, const RunOptions& opts) {
   return run_sweep_mpi(spec, opts);
 }
 
-}  // namespace
-
 void add_run_command(CLI::App& root, CommandAction* action) {
   auto spec = std::make_shared<std::string>();
   auto opts = std::make_shared<RunOptions>();
@@ -35,7 +32,7 @@ void add_run_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("spec", *spec, "sweep spec (YAML)")->required();
   cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
   cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)");
-  cmd->add_flag("--quiet", opts->quiet, "no per-unit progress lines");
+  cmd->add_flag("--quiet", opts->quiet, "print only failures and errors (no per-unit lines, no live progress line)");
   cmd->callback([spec, opts, action] { *action = [spec, opts] { return run_command(*spec, *opts); }; });
 }
 

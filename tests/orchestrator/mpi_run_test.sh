@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the fixture sweep with -n 1, mpirun -n 2, -n 3 and -n 3 with ranks_per_group 2, and
-# checks that fits and all_linear agree (compare_stores.py); then a SIGUSR1 run exits 3
-# and a rerun completes it with the same tables.
+# checks that fits and all_linear agree (compare_stores.py); then SIGUSR1 and SIGTERM runs
+# exit 3 and resume to the same tables, a failing unit kind gives exit 1 with the failures in
+# `status`, and SIGKILL at random moments resumes to identical tables.
 # Usage: mpi_run_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -44,6 +45,49 @@ started=$(grep -c '"started"' "$work/term/journal.jsonl")
 committed=$(grep -c '"committed"' "$work/term/journal.jsonl")
 echo "journal: $started started, $committed committed"
 [ "$committed" -eq 18 ]   # no committed unit computed twice
+# SIGTERM: to the single process, and to every rank of an MPI job (what slurmstepd does to
+# the tasks of a step). Both exit 3; `linsweep resume STORE` completes them.
+wait_first_unit() {
+  for _ in $(seq 1 400); do
+    [ -n "$(ls "$1/units" 2>/dev/null | grep -v '^\.' | head -1)" ] && return 0
+    sleep 0.05
+  done
+}
+set +e
+"$bin" run "$spec" --store "$work/term1" --quiet &
+pid=$!
+wait_first_unit "$work/term1"
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+mpirun -n 3 "$bin" run "$spec" --store "$work/termall" --quiet &
+pid=$!
+wait_first_unit "$work/termall"
+pkill -TERM -f "^$bin run $spec --store $work/termall"
+wait "$pid"
+codeall=$?
+set -e
+echo "SIGTERM: single process exit $code, every rank of mpirun -n 3 exit $codeall"
+[ "$code" -eq 3 ] && [ "$codeall" -eq 3 ]
+"$bin" resume "$work/term1" --quiet
+mpirun -n 3 "$bin" resume "$work/termall" --quiet
+$compare "$work/n1" "$work/term1"
+$compare "$work/n1" "$work/termall"
+[ "$(grep -c '"committed"' "$work/termall/journal.jsonl")" -eq 18 ]
+
+# A unit kind that always throws (test hook): retried, recorded, the rest finish, exit 1.
+set +e
+LINSWEEP_TEST_FAIL_KIND=all_linear mpirun -n 3 "$bin" run "$spec" --store "$work/fail" --quiet 2>/dev/null
+code=$?
+set -e
+failures=$("$bin" status "$work/fail" --json | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert all("test hook" in f["error"] and f["attempts"] == 3 for f in s["failures"]), s
+print(len(s["failures"]), s["by_kind"]["fit"]["committed"])')
+echo "failing all_linear under mpirun: exit $code; failed units, committed fits: $failures"
+[ "$code" -eq 1 ] && [ "$failures" = "6 6" ]
+
 # SIGKILL of the whole mpirun at seeded random moments; each time the rerun resumes and the
 # final tables equal the uninterrupted run's, with no committed unit computed twice.
 trials="${LINSWEEP_KILL_TRIALS:-10}"

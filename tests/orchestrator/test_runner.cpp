@@ -65,6 +65,7 @@ TEST_CASE("run: every layer's fit and all-linear cost; layer 1 matches the golde
 }
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "storage/store_status.hpp"
 
@@ -91,4 +92,31 @@ TEST_CASE("run: a failing unit is retried, recorded with its message, its depend
   const StoreStatus after = summarize_store(store);
   CHECK(after.committed() == 3);
   CHECK(after.failures.empty());
+}
+
+TEST_CASE("run: one log per unit, tokens in the journal, run.json for resume") {
+  ScratchDir dir;
+  const std::string spec = golden_spec(dir, "tiny-gpt2");
+  RunOptions quiet;
+  quiet.quiet = true;
+  REQUIRE(run_sweep(spec, quiet) == 0);
+  const Store store = Store::open_read(dir / "store");
+  for (const auto& id : store.committed_units()) {
+    const std::string log = test::read_text(store.unit_log_path(id));
+    CHECK(log.find("attempt 1 started") != std::string::npos);
+    CHECK(log.find("committed after ") != std::string::npos);
+  }
+  const StoreStatus st = summarize_store(store);
+  CHECK(st.by_kind.at("stats").tokens == test::golden()["tiny-gpt2"]["fit"]["tokens"].get<std::int64_t>());
+  CHECK(st.by_kind.at("fit").tokens == 0);
+  CHECK(st.by_kind.at("all_linear").tokens_per_second() > 0);
+  RunOptions resumed;
+  CHECK(recorded_spec(dir / "store", &resumed) == spec);
+  CHECK(resumed.store_override == dir / "store");
+  SECTION("bad_: resume without run.json or with the spec gone") {
+    std::filesystem::remove(spec);
+    CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), Catch::Contains("no longer exists"));
+    std::filesystem::remove(dir / "store/run.json");
+    CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), Catch::Contains("run.json: missing"));
+  }
 }

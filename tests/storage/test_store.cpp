@@ -180,3 +180,41 @@ TEST_CASE("readers see only whole committed units while a writer commits") {
   CHECK(r.read_table("compound").rows.size() == 80);
   CHECK(reads > 0);
 }
+
+TEST_CASE("stage and commit_staged: a worker's file becomes the unit; a wrong or truncated one is refused") {
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  const Store worker = Store::open_read(dir / "store");
+  const std::string staged = worker.stage(sample_unit("u1", 1), 4);
+  CHECK(s.committed_units().empty());  // staged files are not units
+  s.commit_staged(staged, "u1", 2.0, 4, 1024);
+  CHECK(s.committed_units() == std::vector<std::string>{"u1"});
+  CHECK(s.read_unit("u1").tables[0].rows == sample_unit("u1", 1).tables[0].rows);
+  const auto events = s.journal_events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].rank == 4);
+  CHECK(events[0].tokens == 1024);
+  SECTION("bad_: a staged file that holds another unit") {
+    const std::string other = worker.stage(sample_unit("u2", 2), 5);
+    CHECK_THROWS_WITH(s.commit_staged(other, "u3", 0, 5), Catch::Contains("holds unit u2, not u3"));
+    CHECK(!s.is_committed("u3"));
+  }
+  SECTION("bad_: a truncated staged file") {
+    const std::string cut = worker.stage(sample_unit("u2", 2), 5);
+    std::filesystem::resize_file(cut, std::filesystem::file_size(cut) / 2);
+    CHECK_THROWS_AS(s.commit_staged(cut, "u2", 0, 5), StorageError);
+    CHECK(!s.is_committed("u2"));
+  }
+}
+
+TEST_CASE("unit logs append timestamped lines; readers cannot write them") {
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  s.append_unit_log("u1", "attempt 1 started");
+  s.append_unit_log("u1", "committed");
+  const std::string text = test::read_text(s.unit_log_path("u1"));
+  CHECK(text.find("Z attempt 1 started\n") != std::string::npos);
+  CHECK(text.find("Z committed\n") != std::string::npos);
+  const Store r = Store::open_read(dir / "store");
+  CHECK_THROWS_WITH(s.append_unit_log("../x", "y"), Catch::Contains("not a safe file name"));
+}
