@@ -374,7 +374,10 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
   }
   const int rpg = static_cast<int>(spec->runtime.ranks_per_group);
   configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec->runtime.threads));
-  auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, "auto");
+  // NCCL for groups of several ranks when GPUs are visible and the spec does not pin the CPU;
+  // the coordinator and one-rank groups never all-reduce, so they take no GPU context.
+  const bool nccl_ok = rank != 0 && rpg > 1 && spec->runtime.device != "cpu";
+  auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, nccl_ok ? "auto" : "mpi");
   if (rank == 0) return Coordinator(*spec, plan, *store, (size - 1) / rpg, rpg, options).run();
   return work(*spec, plan, rank, rpg, *group);
 }

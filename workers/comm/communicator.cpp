@@ -7,6 +7,7 @@ namespace linsweep {
 
 #ifdef LINSWEEP_WITH_NCCL
 std::unique_ptr<Communicator> make_nccl_world_communicator();
+std::unique_ptr<Communicator> make_nccl_split_communicator(int color);
 bool nccl_device_visible();
 #endif
 
@@ -21,10 +22,16 @@ bool nccl_usable() {
 }
 
 std::unique_ptr<Communicator> make_group_communicator(int color, const std::string& backend) {
-  // Worker groups sum host-side statistics over MPI; an NCCL group would need its own
-  // unique-id exchange over the split communicator, which this build does not do yet.
-  if (backend == "mpi" || backend == "auto") return make_mpi_split_communicator(color);
-  throw CommError("communicator '" + backend + "' for worker groups is not available in this build (use mpi or auto)");
+  if (backend == "mpi" || (backend == "auto" && !nccl_usable())) return make_mpi_split_communicator(color);
+  if (backend == "nccl" || backend == "auto") {
+#ifdef LINSWEEP_WITH_NCCL
+    if (!nccl_device_visible()) throw CommError("communicator 'nccl': no CUDA device is visible");
+    return make_nccl_split_communicator(color);
+#else
+    throw CommError("communicator 'nccl': this build has no NCCL (nccl.h was not found at configure time)");
+#endif
+  }
+  throw CommError("communicator '" + backend + "' is unknown (known: auto, mpi, nccl)");
 }
 
 std::unique_ptr<Communicator> make_world_communicator(const std::string& backend) {

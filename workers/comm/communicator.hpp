@@ -45,7 +45,8 @@ bool nccl_usable();
 
 // Splits MPI_COMM_WORLD by `color` (collective over every world rank, ordered by world rank)
 // and returns a communicator over the ranks of the same color, with `backend` as for
-// make_world_communicator. Throws CommError.
+// make_world_communicator; ranks of one color must ask for the same backend (an NCCL group
+// bootstraps over its split). Throws CommError.
 std::unique_ptr<Communicator> make_group_communicator(int color, const std::string& backend);
 
 // backend "auto" (NCCL when nccl_usable(), else MPI), "mpi" or "nccl". NCCL ranks are

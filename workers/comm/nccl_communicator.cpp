@@ -23,19 +23,20 @@ void nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
 #define CUDA_CHECK(call) cuda_check((call), #call, __FILE__, __LINE__)
 #define NCCL_CHECK(call) nccl_check((call), #call, __FILE__, __LINE__)
 
-// Owns the NCCL communicator, a stream and a device staging buffer.
+// Owns the NCCL communicator, a stream and a device staging buffer. `bootstrap` (an MPI
+// communicator over the same ranks) carries the unique id; it is not kept.
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator() {
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  explicit NcclCommunicator(MPI_Comm bootstrap) {
+    MPI_CHECK(MPI_Comm_rank(bootstrap, &rank_));
+    MPI_CHECK(MPI_Comm_size(bootstrap, &size_));
     int devices = 0;
     CUDA_CHECK(cudaGetDeviceCount(&devices));
     device_ = local_rank() % devices;
     CUDA_CHECK(cudaSetDevice(device_));
     ncclUniqueId id;
     if (rank_ == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-    MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, bootstrap));
     NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
     CUDA_CHECK(cudaStreamCreate(&stream_));
   }
@@ -85,6 +86,19 @@ bool nccl_device_visible() {
   return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
 }
 
-std::unique_ptr<Communicator> make_nccl_world_communicator() { return std::make_unique<NcclCommunicator>(); }
+std::unique_ptr<Communicator> make_nccl_world_communicator() { return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD); }
+
+// The split MPI communicator lives only as long as the NCCL bootstrap needs it.
+std::unique_ptr<Communicator> make_nccl_split_communicator(int color) {
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  MPI_Comm split = MPI_COMM_NULL;
+  MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &split));
+  struct Free {
+    MPI_Comm* c;
+    ~Free() { MPI_Comm_free(c); }
+  } free_split{&split};
+  return std::make_unique<NcclCommunicator>(split);
+}
 
 }  // namespace linsweep

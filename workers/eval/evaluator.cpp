@@ -60,7 +60,10 @@ void score_hidden(LanguageModel& model, const at::Tensor& hidden, const at::Tens
     at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);         // [rn, T-1, V]
     at::Tensor target_logit = logits.gather(-1, targets.narrow(0, r0, rn)).squeeze(-1).to(at::kDouble);
     at::Tensor m = std::get<0>(logits.max(-1, /*keepdim=*/true));               // [rn, T-1, 1]
-    at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1, false, at::kDouble);     // [rn, T-1], float64
+    // Σ exp(l − max) of values in (0, 1], summed in float32 (ATen's cascade sum: relative error
+    // ~1e-7, far inside the parity tolerances) and widened afterwards: a float64 sum would first
+    // convert the whole [rn, T-1, V] block.
+    at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1).to(at::kDouble);         // [rn, T-1]
     at::Tensor nll = (m.squeeze(-1).to(at::kDouble) + sum_exp.log() - target_logit).cpu().contiguous();
     const double* p = nll.data_ptr<double>();
     for (std::int64_t w = 0; w < rn; ++w) {

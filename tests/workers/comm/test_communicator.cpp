@@ -32,6 +32,22 @@ TEST_CASE("backend choice: auto falls back to MPI without a GPU; unknown names a
   CHECK_THROWS_WITH(make_world_communicator("gloo"), Catch::Contains("known: auto, mpi, nccl"));
 }
 
+TEST_CASE("group communicators: each color sums only its own ranks, with the backend asked for") {
+  auto world = make_world_communicator("mpi");
+  const int r = world->rank();
+  auto group = make_group_communicator(r % 2, "auto");  // even and odd world ranks
+  CHECK(group->backend() == (nccl_usable() ? "nccl" : "mpi"));
+  std::vector<double> v = {1.0, static_cast<double>(r)};
+  group->allreduce_sum(v);
+  double members = 0, ranks = 0;
+  for (int k = r % 2; k < world->size(); k += 2) members += 1, ranks += k;
+  CHECK(v[0] == members);
+  CHECK(v[1] == ranks);
+  CHECK(make_group_communicator(0, "mpi")->size() == world->size());
+  if (!nccl_usable()) CHECK_THROWS_WITH(make_group_communicator(0, "nccl"), Catch::Contains("nccl"));
+  CHECK_THROWS_WITH(make_group_communicator(0, "gloo"), Catch::Contains("known: auto, mpi, nccl"));
+}
+
 int main(int argc, char** argv) {
   MpiSession mpi(&argc, &argv);
   const int failed = Catch::Session().run(argc, argv);
