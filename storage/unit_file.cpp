@@ -87,40 +87,33 @@ H5Id open_unit_file(const std::string& path) {
   return file;
 }
 
-}  // namespace
-
-std::string read_unit_params_file(const std::string& path) {
-  silence_hdf5_errors();
-  try {
-    H5Id file = open_unit_file(path);
-    return read_string_attribute(file, "params");
-  } catch (const Error& e) {
-    throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
-  }
+// The root attributes that name a unit.
+UnitResult read_identity(const H5Id& file) {
+  UnitResult u;
+  u.unit_id = read_string_attribute(file, "unit_id");
+  u.kind = read_string_attribute(file, "kind");
+  u.params = read_string_attribute(file, "params");
+  return u;
 }
+
+}  // namespace
 
 UnitResult read_unit_header(const std::string& path) {
   silence_hdf5_errors();
   try {
-    H5Id file = open_unit_file(path);
-    UnitResult u;
-    u.unit_id = read_string_attribute(file, "unit_id");
-    u.kind = read_string_attribute(file, "kind");
-    u.params = read_string_attribute(file, "params");
-    return u;
+    return read_identity(open_unit_file(path));
   } catch (const Error& e) {
     throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
   }
 }
+
+std::string read_unit_params_file(const std::string& path) { return read_unit_header(path).params; }
 
 UnitResult read_unit_file(const std::string& path) {
   silence_hdf5_errors();
   try {
     H5Id file = open_unit_file(path);
-    UnitResult u;
-    u.unit_id = read_string_attribute(file, "unit_id");
-    u.kind = read_string_attribute(file, "kind");
-    u.params = read_string_attribute(file, "params");
+    UnitResult u = read_identity(file);
     H5Id tables = H5_GROUP(H5Gopen2(file, "tables", H5P_DEFAULT));
     for (const auto& schema : table_schemas())
       if (H5Lexists(tables, schema.name.c_str(), H5P_DEFAULT) > 0) u.tables.push_back(read_table(tables, schema));
