@@ -16,8 +16,10 @@ namespace {
 
 void finish(Unit& u) {
   u.slot = u.kind + "/" + u.model + "/" + u.corpus;
-  const nlohmann::json key = {{"kind", u.kind}, {"params", u.params}, {"inputs", u.inputs}, {"deps", u.deps},
-                              {"schema", kStoreSchemaVersion}};
+  // The slot names the model and corpus, which the unit's rows and surrogate keys carry: two
+  // corpora with the same contents (or two names for one model) are still different units.
+  const nlohmann::json key = {{"kind", u.kind}, {"slot", u.slot}, {"params", u.params}, {"inputs", u.inputs},
+                              {"deps", u.deps}, {"schema", kStoreSchemaVersion}};
   u.id = u.kind + "-" + sha256_hex(key.dump()).substr(0, 24);
 }
 

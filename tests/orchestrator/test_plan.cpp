@@ -120,3 +120,18 @@ TEST_CASE("status: done, pending, rerun with its reason, and previous failures")
     }
   }
 }
+
+TEST_CASE("two corpora with the same bytes, or one model under two names, are different units") {
+  ScratchDir dir;
+  const std::string text = "store: " + (dir / "store") + "\ncontext: 32\nmodels:\n  - {name: m1, path: " +
+                           test::model_dir("tiny-gpt2") + "}\n  - {name: m2, path: " + test::model_dir("tiny-gpt2") +
+                           "}\ncorpora:\n  - {name: a, path: " + test::tokens_file("tiny-gpt2") + "}\n  - {name: b, path: " +
+                           test::tokens_file("tiny-gpt2") + "}\nsplits:\n  fit: {start: 0, tokens: 64}\n  eval: {start: 64, tokens: 64}\n" +
+                           "experiments:\n  fit: {}\n  all_linear: {}\n";
+  test::write_text(dir / "spec.yaml", text);
+  const Plan p = make_plan(load_spec(dir / "spec.yaml"));
+  REQUIRE(p.units.size() == 2 * 2 * 3);
+  std::set<std::string> ids;
+  for (const auto& u : p.units) ids.insert(u.id);
+  CHECK(ids.size() == p.units.size());
+}
