@@ -157,35 +157,23 @@ class Coordinator {
       return;
     }
     done_.insert(u.id);
-    char line[160];
-    std::snprintf(line, sizeof(line), "committed after %.2f s on %s, %lld tokens, peak RSS %.0f MiB", seconds, where.c_str(),
-                  static_cast<long long>(u.tokens()), msg.value("peak_rss_mib", 0.0));
-    unit_log(u, line);
-    char status[160];
-    std::snprintf(status, sizeof(status), " committed in %.2f s (group %d)", seconds, g);
-    progress_->finished(true, u.tokens(), "[" + std::to_string(progress_->done() + 1) + "/" + std::to_string(plan_.units.size()) + "] " +
-                                              u.label() + status);
+    log_unit(store_, *progress_, u, committed_log(u, seconds, " on " + where, msg.value("peak_rss_mib", 0.0)));
+    progress_->finished(true, u.tokens(),
+                        committed_line(u, progress_->done() + 1, plan_.units.size(), seconds) + " (group " + std::to_string(g) + ")");
   }
 
   void record_failure(std::size_t i, const std::string& error, double seconds, int rank, const std::string& where) {
     const Unit& u = plan_.units[i];
-    JournalEvent e;
-    e.event = "failed";
-    e.unit = u.id;
-    e.rank = rank;
-    e.error = error;
-    e.duration = seconds;
-    store_.journal(e);
+    store_.journal({.event = "failed", .unit = u.id, .rank = rank, .duration = seconds, .error = error});
     const std::int64_t attempt = ++attempts_[i];
-    unit_log(u, "attempt " + std::to_string(attempt) + " failed on " + where + ": " + error);
+    log_unit(store_, *progress_, u, "attempt " + std::to_string(attempt) + " failed on " + where + ": " + error);
     if (attempt <= spec_.runtime.retries) {
       pending_.push_front(i);
     } else {
       failed_.insert(u.id);
       fail_dependents();
     }
-    progress_->finished(false, 0, u.label() + " (" + u.id + ") failed, attempt " + std::to_string(attempt) + " of " +
-                                      std::to_string(spec_.runtime.retries + 1) + ": " + error);
+    progress_->finished(false, 0, failed_line(u, attempt, spec_.runtime.retries + 1, error));
   }
 
   // Units that depend on a failed unit fail too (transitively: the plan is in dependency order).
@@ -197,10 +185,8 @@ class Coordinator {
         ++it;
         continue;
       }
-      const Unit& u = plan_.units[*it];
-      failed_.insert(u.id);
-      unit_log(u, "skipped: a dependency failed");
-      progress_->note(u.label() + " (" + u.id + ") skipped: a dependency failed", true);
+      failed_.insert(plan_.units[*it].id);
+      skip_unit(store_, *progress_, plan_.units[*it]);
       it = pending_.erase(it);
     }
   }
@@ -229,12 +215,8 @@ class Coordinator {
     if (g_signal == 0) {
       if (auto i = next_for(g)) {
         const Unit& u = plan_.units[*i];
-        JournalEvent e;
-        e.event = "started";
-        e.unit = u.id;
-        e.rank = leader(g);
-        store_.journal(e);
-        unit_log(u, "attempt " + std::to_string(attempts_[*i] + 1) + " assigned to group " + std::to_string(g) + " (rank " +
+        store_.journal({.event = "started", .unit = u.id, .rank = leader(g)});
+        log_unit(store_, *progress_, u, "attempt " + std::to_string(attempts_[*i] + 1) + " assigned to group " + std::to_string(g) + " (rank " +
                         std::to_string(leader(g)) + ", " + std::to_string(rpg_) + " ranks)");
         running_[g] = *i;
         held_[g] = u.model;
@@ -250,25 +232,14 @@ class Coordinator {
   // and the job is aborted (workers cannot be stopped mid-collective); rerunning resumes.
   [[noreturn]] void abort_after_grace() {
     for (const auto& [g, i] : running_) {
-      JournalEvent e;
-      e.event = "interrupted";
-      e.unit = plan_.units[i].id;
-      store_.journal(e);
-      unit_log(plan_.units[i], "interrupted: the grace period ended while it ran");
+      store_.journal({.event = "interrupted", .unit = plan_.units[i].id});
+      log_unit(store_, *progress_, plan_.units[i], "interrupted: the grace period ended while it ran");
     }
     progress_->note("run: grace period over with " + std::to_string(running_.size()) + " units running; aborting them (resumable)", true);
     progress_.reset();
     store_.rebuild_consolidated();
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kInterrupted));
     std::abort();  // MPI_Abort does not return
-  }
-
-  void unit_log(const Unit& u, const std::string& line) {
-    try {
-      store_.append_unit_log(u.id, line);
-    } catch (const StorageError& e) {
-      progress_->note(std::string("run: ") + e.what(), true);  // a log is a diagnostic; the sweep goes on
-    }
   }
 
   const SweepSpec& spec_;

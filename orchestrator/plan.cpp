@@ -14,8 +14,10 @@
 namespace linsweep {
 namespace {
 
-void finish(Unit& u) {
-  u.slot = u.kind + "/" + u.model + "/" + u.corpus;
+// Sets the unit's slot (kind/model/corpus, plus `slot_suffix` for kinds with several units
+// per model and corpus) and its content id.
+void finish(Unit& u, const std::string& slot_suffix = "") {
+  u.slot = u.kind + "/" + u.model + "/" + u.corpus + slot_suffix;
   // The slot names the model and corpus, which the unit's rows and surrogate keys carry: two
   // corpora with the same contents (or two names for one model) are still different units.
   const nlohmann::json key = {{"kind", u.kind}, {"slot", u.slot}, {"params", u.params}, {"inputs", u.inputs},
@@ -52,8 +54,7 @@ void add_noop_units(const SweepSpec& spec, Plan* plan) {
         u.model = m.name;
         u.corpus = c.name;
         u.params = {{"index", i}};
-        finish(u);
-        u.slot += "/" + std::to_string(i);
+        finish(u, "/" + std::to_string(i));
         plan->units.push_back(std::move(u));
       }
 }

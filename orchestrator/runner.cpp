@@ -68,13 +68,6 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   std::set<std::string> failed;
   UnitExecutor executor(spec);
   std::size_t ran = 0;
-  auto log = [&](const Unit& u, const std::string& line) {
-    try {
-      store.append_unit_log(u.id, line);
-    } catch (const StorageError& e) {
-      progress.note(std::string("run: ") + e.what(), true);
-    }
-  };
   for (const auto& p : status) {
     const Unit& u = *p.unit;
     if (p.state == UnitState::kDone) continue;
@@ -83,17 +76,13 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
     for (const auto& d : u.deps) blocked = blocked || failed.count(d) > 0;
     if (blocked) {
       failed.insert(u.id);
-      log(u, "skipped: a dependency failed");
-      progress.note(u.label() + " (" + u.id + ") skipped: a dependency failed", true);
+      skip_unit(store, progress, u);
       continue;
     }
     bool committed = false;
     for (std::int64_t attempt = 1; attempt <= spec.runtime.retries + 1 && !committed; ++attempt) {
-      JournalEvent started;
-      started.event = "started";
-      started.unit = u.id;
-      store.journal(started);
-      log(u, "attempt " + std::to_string(attempt) + " started in this process");
+      store.journal({.event = "started", .unit = u.id});
+      log_unit(store, progress, u, "attempt " + std::to_string(attempt) + " started in this process");
       progress.started();
       const auto t0 = std::chrono::steady_clock::now();
       try {
@@ -102,23 +91,13 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         store.commit(result, seconds, 0, u.tokens());
         committed = true;
         ++ran;
-        char line[160];
-        std::snprintf(line, sizeof(line), "committed after %.2f s, %lld tokens, peak RSS %.0f MiB", seconds,
-                      static_cast<long long>(u.tokens()), peak_rss_mib());
-        log(u, line);
-        std::snprintf(line, sizeof(line), " committed in %.2f s", seconds);
-        progress.finished(true, u.tokens(), "[" + std::to_string(progress.done() + 1) + "/" + std::to_string(status.size()) + "] " +
-                                                u.label() + line);
+        log_unit(store, progress, u, committed_log(u, seconds, "", peak_rss_mib()));
+        progress.finished(true, u.tokens(), committed_line(u, progress.done() + 1, status.size(), seconds));
       } catch (const std::exception& e) {
-        JournalEvent f;
-        f.event = "failed";
-        f.unit = u.id;
-        f.error = e.what();
-        f.duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        store.journal(f);
-        log(u, "attempt " + std::to_string(attempt) + " failed: " + e.what());
-        progress.finished(false, 0, u.label() + " (" + u.id + ") failed, attempt " + std::to_string(attempt) + " of " +
-                                        std::to_string(spec.runtime.retries + 1) + ": " + e.what());
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        store.journal({.event = "failed", .unit = u.id, .duration = seconds, .error = e.what()});
+        log_unit(store, progress, u, "attempt " + std::to_string(attempt) + " failed: " + e.what());
+        progress.finished(false, 0, failed_line(u, attempt, spec.runtime.retries + 1, e.what()));
       }
     }
     if (!committed) failed.insert(u.id);
@@ -147,6 +126,38 @@ std::string recorded_spec(const std::string& store_dir, RunOptions* options) {
   options->store_override = store_dir;
   if (options->threads <= 0 && j.contains("threads") && j["threads"].is_number_integer()) options->threads = j["threads"].get<int>();
   return spec;
+}
+
+void log_unit(Store& store, Progress& progress, const Unit& unit, const std::string& line) {
+  try {
+    store.append_unit_log(unit.id, line);
+  } catch (const StorageError& e) {
+    progress.note(std::string("run: ") + e.what(), true);
+  }
+}
+
+std::string committed_line(const Unit& unit, std::size_t done, std::size_t total, double seconds) {
+  char s[48];
+  std::snprintf(s, sizeof(s), " committed in %.2f s", seconds);
+  return "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + unit.label() + s;
+}
+
+std::string committed_log(const Unit& unit, double seconds, const std::string& where, double peak_rss) {
+  char s[96];
+  std::snprintf(s, sizeof(s), ", %lld tokens, peak RSS %.0f MiB", static_cast<long long>(unit.tokens()), peak_rss);
+  char t[48];
+  std::snprintf(t, sizeof(t), "committed after %.2f s", seconds);
+  return t + where + s;
+}
+
+std::string failed_line(const Unit& unit, std::int64_t attempt, std::int64_t attempts, const std::string& error) {
+  return unit.label() + " (" + unit.id + ") failed, attempt " + std::to_string(attempt) + " of " + std::to_string(attempts) +
+         ": " + error;
+}
+
+void skip_unit(Store& store, Progress& progress, const Unit& unit) {
+  log_unit(store, progress, unit, "skipped: a dependency failed");
+  progress.note(unit.label() + " (" + unit.id + ") skipped: a dependency failed", true);
 }
 
 ProgressOptions progress_options(const RunOptions& options) {

@@ -1,6 +1,7 @@
 // Runs a sweep's pending units in this process and commits them to the store.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "orchestrator/progress.hpp"
@@ -8,6 +9,7 @@
 namespace linsweep {
 
 class Store;
+struct Unit;
 
 struct RunOptions {
   std::string store_override;  // --store
@@ -19,21 +21,34 @@ struct RunOptions {
 // is not committed, in dependency order: journal "started", run the experiment, commit with
 // its duration; a unit that throws is retried up to runtime.retries times, then journaled
 // "failed" with its message, and the units that depend on it are skipped. SIGINT and
-// SIGTERM stop before the next unit. Rebuilds STORE/store.h5 at the end.
+// SIGTERM and SIGUSR1 stop before the next unit. Rebuilds STORE/store.h5 at the end.
 // Returns 0 when everything is committed, 1 when a unit failed, 3 when interrupted.
 // Under mpirun with more than one rank, `linsweep run` uses run_sweep_mpi (coordinator.hpp).
 // Progress: per-unit lines plus a live line on a terminal (progress.hpp); every attempt is
 // logged in STORE/logs/<id>.log; STORE/run.json records the spec for `linsweep resume`.
 int run_sweep(const std::string& spec_path, const RunOptions& options);
 
-// `linsweep resume STORE`: runs the spec recorded in STORE/run.json against STORE, with the
-// same threads. Throws InputError(kBadInput) when the store has no run.json or its spec is
-// gone. Returns like run_sweep (or run_sweep_mpi under mpirun).
+// For `linsweep resume STORE`: the spec path recorded in STORE/run.json; sets
+// options->store_override to STORE and, unless already set, options->threads to the recorded
+// value. Throws StorageError(kBadInput) when STORE is not a store, InputError(kBadInput)
+// when it has no run.json or the recorded spec is gone.
 std::string recorded_spec(const std::string& store_dir, RunOptions* options);
 
-// Shared by the single-process runner and the MPI coordinator.
+// Shared by the single-process runner and the MPI coordinator, so both report alike.
 ProgressOptions progress_options(const RunOptions& options);
 double peak_rss_mib();  // this process's peak resident memory
+// Writes STORE/run.json (the spec's absolute path; --threads when given). Throws StorageError.
 void record_run(Store& store, const std::string& spec_path, const RunOptions& options);
+// Appends `line` to the unit's log; a log that cannot be written is reported on `progress`,
+// never fatal (it is a diagnostic).
+void log_unit(Store& store, Progress& progress, const Unit& unit, const std::string& line);
+// "[5/18] stats m/c committed in 1.23 s"
+std::string committed_line(const Unit& unit, std::size_t done, std::size_t total, double seconds);
+// "committed after 1.23 s<where>, 512 tokens, peak RSS 310 MiB" for the unit's log.
+std::string committed_log(const Unit& unit, double seconds, const std::string& where, double peak_rss);
+// "fit m/c (fit-…) failed, attempt 2 of 3: <error>"
+std::string failed_line(const Unit& unit, std::int64_t attempt, std::int64_t attempts, const std::string& error);
+// Logs and prints that a unit is skipped because a dependency failed.
+void skip_unit(Store& store, Progress& progress, const Unit& unit);
 
 }  // namespace linsweep

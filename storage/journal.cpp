@@ -65,7 +65,6 @@ JournalWriter::JournalWriter(std::string path) : path_(std::move(path)), host_(t
 JournalWriter::~JournalWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
-JournalWriter::JournalWriter(JournalWriter&& o) noexcept : path_(std::move(o.path_)), host_(std::move(o.host_)), fd_(o.fd_) { o.fd_ = -1; }
 void JournalWriter::append(JournalEvent event, bool durable) { write_line(fd_, path_, journal_line(std::move(event), host_), durable); }
 
 std::vector<JournalEvent> read_journal(const std::string& path) {

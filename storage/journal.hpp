@@ -8,13 +8,13 @@
 namespace linsweep {
 
 struct JournalEvent {
-  std::string event;  // "started" | "committed" | "failed" | "interrupted"
-  std::string unit;
-  std::string host;
+  std::string event{};  // "started" | "committed" | "failed" | "interrupted"
+  std::string unit{};
+  std::string host{};
   int rank = 0;
   double time = 0;      // seconds since the epoch
   double duration = 0;  // seconds, for committed/failed
-  std::string error;    // for failed
+  std::string error{};    // for failed
   std::int64_t tokens = 0;  // corpus tokens the unit read, for committed (throughput)
 };
 
@@ -24,13 +24,11 @@ struct JournalEvent {
 void append_journal(const std::string& path, JournalEvent event, bool durable = true);
 
 // The journal held open for appending by the store's writer (one open per sweep, not per
-// event). Same guarantees as append_journal. Move-only; closes on destruction.
+// event). Same guarantees as append_journal. Not copyable; closes on destruction.
 class JournalWriter {
  public:
   explicit JournalWriter(std::string path);  // throws StorageError when it cannot be opened
   ~JournalWriter();
-  JournalWriter(JournalWriter&& other) noexcept;
-  JournalWriter& operator=(JournalWriter&&) = delete;
   JournalWriter(const JournalWriter&) = delete;
   JournalWriter& operator=(const JournalWriter&) = delete;
   void append(JournalEvent event, bool durable);

@@ -138,13 +138,7 @@ void Store::commit(const UnitResult& unit, double duration_seconds, int rank, st
   if (!writable()) throw StorageError(dir_ + ": store is open read-only");
   check_unit_id(unit.unit_id);
   atomic_replace(dir_ + "/units/" + unit.unit_id + ".h5", [&](const std::string& tmp) { write_unit_file(tmp, unit); });
-  JournalEvent e;
-  e.event = "committed";
-  e.unit = unit.unit_id;
-  e.rank = rank;
-  e.duration = duration_seconds;
-  e.tokens = tokens;
-  journal(e);
+  journal({.event = "committed", .unit = unit.unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
 }
 
 std::string Store::staging_path(const std::string& unit_id, int rank) const {
@@ -169,13 +163,7 @@ void Store::commit_staged(const std::string& staged, const std::string& unit_id,
   if (std::rename(staged.c_str(), final_path.c_str()) != 0)
     throw StorageError(final_path + ": rename failed: " + std::strerror(errno));
   fsync_path(dir_ + "/units", true);
-  JournalEvent e;
-  e.event = "committed";
-  e.unit = unit_id;
-  e.rank = rank;
-  e.duration = duration_seconds;
-  e.tokens = tokens;
-  journal(e);
+  journal({.event = "committed", .unit = unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
 }
 
 void Store::journal(const JournalEvent& event) {

@@ -17,6 +17,26 @@ inline void mpi_check(int rc, const char* call, const char* file, int line) {
   throw CommError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + std::string(msg, len));
 }
 
+// MPI_COMM_WORLD split by `color` (collective over every world rank, ordered by world rank),
+// freed on destruction. Communicators built on it duplicate or bootstrap from it.
+class WorldSplit {
+ public:
+  explicit WorldSplit(int color) {
+    int rank = 0;
+    mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", __FILE__, __LINE__);
+    mpi_check(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &comm_), "MPI_Comm_split", __FILE__, __LINE__);
+  }
+  ~WorldSplit() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+  WorldSplit(const WorldSplit&) = delete;
+  WorldSplit& operator=(const WorldSplit&) = delete;
+  MPI_Comm get() const noexcept { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
 }  // namespace linsweep
 
 #define MPI_CHECK(call) ::linsweep::mpi_check((call), #call, __FILE__, __LINE__)

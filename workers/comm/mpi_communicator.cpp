@@ -53,15 +53,10 @@ class MpiCommunicator : public Communicator {
 
 std::unique_ptr<Communicator> make_mpi_world_communicator() { return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD); }
 
-// The split communicator is owned here only long enough to be duplicated by the wrapper.
+// The split lives only long enough to be duplicated by the wrapper.
 std::unique_ptr<Communicator> make_mpi_split_communicator(int color) {
-  int rank = 0;
-  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_Comm split = MPI_COMM_NULL;
-  MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &split));
-  auto comm = std::make_unique<MpiCommunicator>(split);
-  MPI_Comm_free(&split);
-  return comm;
+  const WorldSplit split(color);
+  return std::make_unique<MpiCommunicator>(split.get());
 }
 
 }  // namespace linsweep

@@ -88,17 +88,10 @@ bool nccl_device_visible() {
 
 std::unique_ptr<Communicator> make_nccl_world_communicator() { return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD); }
 
-// The split MPI communicator lives only as long as the NCCL bootstrap needs it.
+// The split lives only as long as the NCCL bootstrap needs it.
 std::unique_ptr<Communicator> make_nccl_split_communicator(int color) {
-  int rank = 0;
-  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_Comm split = MPI_COMM_NULL;
-  MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &split));
-  struct Free {
-    MPI_Comm* c;
-    ~Free() { MPI_Comm_free(c); }
-  } free_split{&split};
-  return std::make_unique<NcclCommunicator>(split);
+  const WorldSplit split(color);
+  return std::make_unique<NcclCommunicator>(split.get());
 }
 
 }  // namespace linsweep
