@@ -89,23 +89,32 @@ echo "failing all_linear under mpirun: exit $code; failed units, committed fits:
 [ "$code" -eq 1 ] && [ "$failures" = "6 6" ]
 
 # SIGKILL of the whole mpirun at seeded random moments; each time the rerun resumes and the
-# final tables equal the uninterrupted run's, with no committed unit computed twice.
+# final tables equal the uninterrupted run's, with no committed unit computed twice. A moment
+# is "once k of the 18 units are committed, plus j ms" (k in 0..17, j in 0..49), so trials
+# spread over the sweep whatever this machine's speed (a fixed delay range mostly landed
+# before the first commit or after the last).
 trials="${LINSWEEP_KILL_TRIALS:-10}"
 RANDOM=20261129
+committed_units() { ls "$1/units" 2>/dev/null | grep -vc '^\.' || true; }
 for t in $(seq 1 "$trials"); do
   rm -rf "$work/kill"
-  delay=$(( RANDOM % 2500 ))   # milliseconds
+  k=$(( RANDOM % 18 )); j=$(( RANDOM % 50 ))
   mpirun -n 3 "$bin" run "$spec" --store "$work/kill" --quiet &
   pid=$!
-  sleep "$(printf '0.%03d' $((delay % 1000)))"; sleep $((delay / 1000))
+  for _ in $(seq 1 2000); do   # at most ~20 s
+    [ "$(committed_units "$work/kill")" -ge "$k" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  sleep "$(printf '0.%03d' "$j")"
   kill -KILL "$pid" 2>/dev/null || true
   pkill -KILL -f "linsweep run $spec --store $work/kill" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  before=$(ls "$work/kill/units" 2>/dev/null | grep -vc '^\.' || true)
+  before=$(committed_units "$work/kill")
   mpirun -n 3 "$bin" run "$spec" --store "$work/kill" --quiet
   $compare "$work/n1" "$work/kill" >/dev/null
   commits=$(grep -c '"committed"' "$work/kill/journal.jsonl")
-  echo "kill trial $t: SIGKILL after ${delay} ms with $before units committed; resumed to $commits commits"
+  echo "kill trial $t: SIGKILL ${j} ms after unit $k was committed: $before units committed; resumed to $commits commits"
   [ "$commits" -eq 18 ]
 done
 echo "mpi run test passed"
