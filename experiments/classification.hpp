@@ -1,0 +1,30 @@
+// Labels, AUC and correlation shared by the gate experiments (DESIGN §4), in float64.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace linsweep {
+
+// The label threshold of a gate split's δ: median(δ), or the 25th percentile when fewer than
+// 5% of δ are negative; percentiles interpolate linearly (numpy's default). NaN when empty.
+double gate_label_threshold(const std::vector<double>& delta);
+// Label 1 ("linear is fine") iff δ ≤ threshold.
+std::vector<std::uint8_t> gate_labels(const std::vector<double>& delta, double threshold);
+
+// Area under the ROC curve of `score` for binary `label` (Mann–Whitney with average ranks for
+// ties; equals scikit-learn's roc_auc_score). NaN when a class is absent or sizes differ.
+double roc_auc(const std::vector<double>& score, const std::vector<std::uint8_t>& label);
+
+// Pearson correlation (two-pass, as numpy.corrcoef). NaN when fewer than two values, sizes
+// differ, or a side is constant.
+double pearson_r(const std::vector<double>& x, const std::vector<double>& y);
+
+// A seeded hold-out: indices of `n` rows shuffled (mt19937_64) and split so that
+// round(n·fraction) rows are held out. Both lists are ascending.
+struct HoldoutSplit {
+  std::vector<std::int64_t> train, holdout;
+};
+HoldoutSplit holdout_split(std::int64_t n, double fraction, std::uint64_t seed);
+
+}  // namespace linsweep

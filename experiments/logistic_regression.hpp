@@ -1,0 +1,34 @@
+// L2-penalised binary logistic regression solved by Newton's method (scikit-learn's objective).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace linsweep {
+
+struct LogisticOptions {
+  double c = 1.0;            // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
+  double tol = 1e-10;        // stop when the objective's largest gradient entry is ≤ tol
+  std::int64_t max_iter = 100;
+  bool float32_hessian = true;  // the Hessian's GEMM in float32: only the step is approximate, not the optimum
+};
+
+struct LogisticModel {
+  at::Tensor weight;  // [d] float64
+  double bias = 0;
+  std::int64_t iterations = 0;
+  double gradient_max = 0;  // ‖∇‖∞ of the objective at the solution
+  bool converged = false;
+};
+
+// Fits on x [n, d] (float64, already standardised) and labels y [n] (0/1, any dtype). Newton
+// steps with a backtracking line search on the exact objective; converged when ‖∇‖∞ ≤ tol or a
+// step no longer changes the objective. Works with one class present (the intercept grows
+// until the tolerance stops it). Throws InputError on shape mismatch or n = 0.
+LogisticModel fit_logistic(const at::Tensor& x, const at::Tensor& y, const LogisticOptions& options = {});
+
+// Decision values x·w + b [n] float64 (probability = σ of it).
+at::Tensor logistic_logits(const LogisticModel& m, const at::Tensor& x);
+
+}  // namespace linsweep
