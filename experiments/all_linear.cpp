@@ -10,7 +10,6 @@
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/unit_data.hpp"
-#include "storage/surrogate_store.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
@@ -29,16 +28,7 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   check_windows(model, w);
 
   std::vector<AffineMap> maps;
-  for (std::int64_t layer : layers) {
-    const StoredSurrogate s = get_surrogate(in.deps[0], surrogate_key(in.model_name, in.corpus_name, layer));
-    const SurrogateFit* fit = nullptr;
-    for (const auto& f : s.fits)
-      if (f.lambda == lambda) fit = &f;
-    if (fit == nullptr) throw InputError(in.unit_id + ": no surrogate with lambda " + std::to_string(lambda));
-    const std::int64_t d = s.stats.d;
-    maps.push_back({at::from_blob(const_cast<double*>(fit->weight.data()), {d, d}, at::kDouble).to(at::kFloat),
-                    at::from_blob(const_cast<double*>(fit->bias.data()), {d}, at::kDouble).to(at::kFloat)});
-  }
+  for (std::int64_t layer : layers) maps.push_back(surrogate_map(in.deps[0], in.model_name, in.corpus_name, layer, lambda, in.unit_id));
 
   // nll[0·count + i]: window i with every MLP; nll[(1 + k)·count + i]: with layer k's surrogate.
   const std::size_t L = layers.size();

@@ -25,6 +25,8 @@ struct ExperimentInput {
   std::vector<UnitResult> deps;      // in the order of the plan's deps
   LanguageModel* model = nullptr;    // null for experiments that do not need it
   std::int64_t batch = 8;
+  // The store's directory: capture units write activation shards under STORE/activations.
+  std::string store_dir;
   // The unit's worker group when several ranks share it (windows sharded, sums all-reduced);
   // null for a single rank. Every rank of the group runs the experiment with the same input.
   Communicator* group = nullptr;

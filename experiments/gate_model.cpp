@@ -202,4 +202,8 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
   return g;
 }
 
+std::string gate_key(const std::string& model, const std::string& corpus, std::int64_t layer) {
+  return "gates/" + model + "/" + corpus + "/layer" + std::to_string(layer);
+}
+
 }  // namespace linsweep

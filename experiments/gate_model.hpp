@@ -60,4 +60,8 @@ class Gate {
   double c_ = 0;
 };
 
+// The array prefix of one layer's gates in a gate unit: "gates/<model>/<corpus>/layer<l>";
+// each variant under <prefix>/<variant name>, the selected one also under <prefix>/chosen.
+std::string gate_key(const std::string& model, const std::string& corpus, std::int64_t layer);
+
 }  // namespace linsweep

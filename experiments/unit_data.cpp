@@ -1,10 +1,14 @@
 // Windows, hook cleanup and the bootstrap shared by experiments.
 #include "experiments/unit_data.hpp"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "common/errors.hpp"
+#include "storage/surrogate_store.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/corpus/corpus.hpp"
 #include "workers/model/language_model.hpp"
@@ -26,6 +30,18 @@ Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std
   }
   return make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context,
                       in.corpus_path);
+}
+
+AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const std::string& corpus, std::int64_t layer,
+                        double lambda, const std::string& unit_id) {
+  const StoredSurrogate s = get_surrogate(fit, surrogate_key(model, corpus, layer));
+  for (const auto& f : s.fits) {
+    if (f.lambda != lambda) continue;
+    const std::int64_t d = s.stats.d;
+    return {at::from_blob(const_cast<double*>(f.weight.data()), {d, d}, at::kDouble).to(at::kFloat),
+            at::from_blob(const_cast<double*>(f.bias.data()), {d}, at::kDouble).to(at::kFloat)};
+  }
+  throw InputError(unit_id + ": no surrogate with lambda " + std::to_string(lambda) + " for layer " + std::to_string(layer));
 }
 
 HookReset::~HookReset() { model_.reset_hooks(); }

@@ -8,6 +8,7 @@
 
 #include "experiments/experiment.hpp"
 #include "workers/corpus/windows.hpp"
+#include "workers/model/mlp_hook.hpp"
 
 namespace linsweep {
 
@@ -20,6 +21,11 @@ Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std
 Windows my_shard(const ExperimentInput& in, const Windows& w);
 // First window index of this rank's shard.
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w);
+
+// The surrogate of (model, corpus, layer) with `lambda` from a committed fit unit, as a
+// float32 map on the CPU. Throws InputError naming `unit_id` when that λ was not fitted.
+AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const std::string& corpus, std::int64_t layer,
+                        double lambda, const std::string& unit_id);
 
 // Resets every MLP hook of a model when it goes out of scope, also on exceptions.
 class HookReset {

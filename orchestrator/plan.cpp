@@ -59,12 +59,125 @@ void add_noop_units(const SweepSpec& spec, Plan* plan) {
       }
 }
 
+std::vector<std::int64_t> experiment_layers(const nlohmann::json& p, const std::vector<std::int64_t>& sweep_layers,
+                                            std::int64_t model_layers);
+nlohmann::json experiment_params(const SweepSpec& spec, const char* name);
+
+// The capture unit of (model, corpus) and the units that read its shards: gate (per layer),
+// token_context and clusters (per layer of their own selection), compound. Returns the
+// capture unit's id (nofly, per model, is added by the caller).
+std::string add_capture_units(const SweepSpec& spec, const ModelSpec& m, const std::string& corpus, const std::string& format,
+                              const std::vector<std::int64_t>& layers, const std::map<std::string, std::string>& inputs,
+                              const std::string& fit_id, const nlohmann::json& lambda, Plan* plan) {
+  const nlohmann::json gate_p = experiment_params(spec, "gate"), tc_p = experiment_params(spec, "token_context"),
+                       nofly_p = experiment_params(spec, "nofly"), clusters_p = experiment_params(spec, "clusters"),
+                       compound_p = experiment_params(spec, "compound");
+  const std::vector<std::int64_t> gate_layers = gate_p.is_null() ? std::vector<std::int64_t>{} : layers;
+  const auto tc_layers = tc_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(tc_p["layers"], layers, m.layers);
+  const auto cl_layers = clusters_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(clusters_p["layers"], layers, m.layers);
+  std::set<std::int64_t> needed(gate_layers.begin(), gate_layers.end());
+  needed.insert(tc_layers.begin(), tc_layers.end());
+  needed.insert(cl_layers.begin(), cl_layers.end());
+  if (!nofly_p.is_null()) needed.insert(nofly_p["layer"].get<std::int64_t>() < 0 ? m.layers / 2 : nofly_p["layer"].get<std::int64_t>());
+
+  Unit cap;
+  cap.kind = "capture";
+  cap.model = m.name;
+  cap.corpus = corpus;
+  nlohmann::json splits = {{"gate", split_json(spec, "gate")}};
+  if (!gate_p.is_null()) splits["select"] = split_json(spec, "select"), splits["eval"] = split_json(spec, "eval");
+  cap.params = {{"splits", splits}, {"context", spec.context}, {"layers", std::vector<std::int64_t>(needed.begin(), needed.end())},
+                {"lambda", lambda}, {"format", format}, {"activation_dtype", spec.runtime.activation_dtype}};
+  cap.inputs = inputs;
+  cap.deps = {fit_id};
+  finish(cap);
+  const std::string cap_id = cap.id;
+  plan->units.push_back(std::move(cap));
+
+  auto layer_unit = [&](const char* kind, std::int64_t layer, nlohmann::json params, std::vector<std::string> deps) {
+    Unit u;
+    u.kind = kind;
+    u.model = m.name;
+    u.corpus = corpus;
+    params["layer"] = layer;
+    u.params = std::move(params);
+    u.inputs = inputs;
+    u.deps = std::move(deps);
+    finish(u, "/layer" + std::to_string(layer));
+    plan->units.push_back(u);
+    return u.id;
+  };
+  std::vector<std::string> gate_ids;
+  for (std::int64_t layer : gate_layers) {
+    nlohmann::json p = gate_p;
+    p["split"] = split_json(spec, "eval");
+    p["context"] = spec.context;
+    p["lambda"] = lambda;
+    p["format"] = format;
+    gate_ids.push_back(layer_unit("gate", layer, p, {cap_id, fit_id}));
+  }
+  for (std::int64_t layer : tc_layers) {
+    nlohmann::json p = tc_p;
+    p.erase("layers");
+    layer_unit("token_context", layer, p, {cap_id});
+  }
+  for (std::int64_t layer : cl_layers) {
+    nlohmann::json p = clusters_p;
+    p.erase("layers");
+    layer_unit("clusters", layer, p, {cap_id});
+  }
+  if (!compound_p.is_null() && !gate_layers.empty()) {
+    Unit u;
+    u.kind = "compound";
+    u.model = m.name;
+    u.corpus = corpus;
+    u.params = compound_p;
+    u.params["layers"] = gate_layers;
+    u.params["split"] = split_json(spec, "eval");
+    u.params["context"] = spec.context;
+    u.params["lambda"] = lambda;
+    u.params["format"] = format;
+    u.inputs = inputs;
+    u.deps = {fit_id};
+    u.deps.insert(u.deps.end(), gate_ids.begin(), gate_ids.end());
+    finish(u);
+    plan->units.push_back(std::move(u));
+  }
+  return cap_id;
+}
+
+// The layers of an experiment's `layers` parameter: "all" means the sweep's layers.
+std::vector<std::int64_t> experiment_layers(const nlohmann::json& p, const std::vector<std::int64_t>& sweep_layers,
+                                            std::int64_t model_layers) {
+  if (p.is_string() && p.get<std::string>() == "all") return sweep_layers;
+  LayerSelection sel;
+  sel.all = false;
+  for (const auto& x : p) {
+    if (x.is_number_integer()) {
+      sel.ranges.emplace_back(x.get<std::int64_t>(), x.get<std::int64_t>());
+    } else {
+      const std::string r = x.get<std::string>();
+      const auto dash = r.find('-');
+      sel.ranges.emplace_back(std::stoll(r.substr(0, dash)), std::stoll(r.substr(dash + 1)));
+    }
+  }
+  return sel.resolve(model_layers);
+}
+
+nlohmann::json experiment_params(const SweepSpec& spec, const char* name) {
+  auto it = spec.experiments.find(name);
+  return it == spec.experiments.end() ? nlohmann::json() : nlohmann::json::parse(it->second);
+}
+
 }  // namespace
 
 std::int64_t Unit::tokens() const {
-  if (params.is_object() && params.contains("split") && params["split"].contains("tokens"))
-    return params["split"]["tokens"].get<std::int64_t>();
-  return 0;
+  if (!params.is_object()) return 0;
+  if (params.contains("split") && params["split"].contains("tokens")) return params["split"]["tokens"].get<std::int64_t>();
+  std::int64_t sum = 0;  // capture units read several splits
+  if (params.contains("splits"))
+    for (const auto& [name, split] : params["splits"].items()) sum += split.value("tokens", std::int64_t{0});
+  return sum;
 }
 
 std::string Unit::label() const { return kind + " " + model + "/" + corpus; }
@@ -77,10 +190,28 @@ Plan make_plan(const SweepSpec& spec) {
   Plan plan;
   const bool want_fit = spec.experiments.count("fit") > 0;
   const bool want_all_linear = spec.experiments.count("all_linear") > 0;
+  const nlohmann::json gate_p = experiment_params(spec, "gate"), tc_p = experiment_params(spec, "token_context"),
+                       nofly_p = experiment_params(spec, "nofly"), clusters_p = experiment_params(spec, "clusters"),
+                       compound_p = experiment_params(spec, "compound");
+  const bool want_capture = !gate_p.is_null() || !tc_p.is_null() || !nofly_p.is_null() || !clusters_p.is_null();
   for (const auto& name : known_experiments())
-    if (spec.experiments.count(name) && name != "fit" && name != "all_linear" && name != "noop") plan.not_planned.push_back(name);
+    if (spec.experiments.count(name) && (name == "progressive" || name == "finetune")) plan.not_planned.push_back(name);
   if (spec.experiments.count("noop")) add_noop_units(spec, &plan);
-  if (!want_fit && !want_all_linear) return plan;
+  if (!compound_p.is_null() && gate_p.is_null())
+    throw SpecError(spec.file + ": experiments.compound: needs experiments.gate (it combines every layer's chosen gate)");
+  std::string nofly_source;
+  std::vector<std::string> nofly_targets;
+  if (!nofly_p.is_null()) {
+    nofly_source = nofly_p["source"].get<std::string>();
+    if (nofly_source.empty()) nofly_source = spec.corpora.front().name;
+    for (const auto& t : nofly_p["targets"]) nofly_targets.push_back(t.get<std::string>());
+    if (nofly_targets.empty())
+      for (const auto& c : spec.corpora)
+        if (c.name != nofly_source) nofly_targets.push_back(c.name);
+    if (nofly_targets.empty())
+      throw SpecError(spec.file + ": experiments.nofly: needs a target corpus other than its source '" + nofly_source + "'");
+  }
+  if (!want_fit && !want_all_linear && !want_capture) return plan;
 
   const nlohmann::json fit_params =
       nlohmann::json::parse(want_fit ? spec.experiments.at("fit") : std::string(R"({"lambda":[0.01]})"));
@@ -91,6 +222,7 @@ Plan make_plan(const SweepSpec& spec) {
   }
   for (const auto& m : spec.models) {
     const auto layers = spec.layers.resolve(m.layers);
+    std::map<std::string, std::string> capture_ids;  // corpus -> capture unit
     for (const auto& c : spec.corpora) {
       const std::string format = c.format.empty() ? corpus_format_name(guess_corpus_format(c.path)) : c.format;
       const std::string stream = stream_fingerprint(c.path, format, tok_fp[m.name]);
@@ -111,6 +243,9 @@ Plan make_plan(const SweepSpec& spec) {
       const std::string fit_id = fit.id;
       plan.units.push_back(std::move(stats));
       plan.units.push_back(std::move(fit));
+      if (want_capture)
+        capture_ids[c.name] = add_capture_units(spec, m, c.name, format, layers, {{"model", model_fp[m.name]}, {"stream", stream}},
+                                                fit_id, fit_params["lambda"][0], &plan);
       if (!want_all_linear) continue;
       nlohmann::json al = nlohmann::json::parse(spec.experiments.at("all_linear"));
       Unit u;
@@ -122,6 +257,21 @@ Plan make_plan(const SweepSpec& spec) {
                   {"format", format}};
       u.inputs = {{"model", model_fp[m.name]}, {"stream", stream}};
       u.deps = {fit_id};
+      finish(u);
+      plan.units.push_back(std::move(u));
+    }
+    if (!nofly_p.is_null()) {
+      Unit u;
+      u.kind = "nofly";
+      u.model = m.name;
+      u.corpus = nofly_source;
+      std::int64_t layer = nofly_p["layer"].get<std::int64_t>();
+      if (layer < 0) layer = m.layers / 2;
+      nlohmann::json corpora = {nofly_source};
+      u.deps = {capture_ids.at(nofly_source)};
+      for (const auto& t : nofly_targets) corpora.push_back(t), u.deps.push_back(capture_ids.at(t));
+      u.params = {{"layer", layer}, {"corpora", corpora}};
+      for (const char* k : {"min_count", "min_found", "min_mean_delta", "min_positive"}) u.params[k] = nofly_p[k];
       finish(u);
       plan.units.push_back(std::move(u));
     }

@@ -18,7 +18,7 @@ class Store;
 // them changes. `slot` names the unit across spec changes (kind/model/corpus).
 struct Unit {
   std::string id;
-  std::string kind;  // "stats" | "fit" | "all_linear"
+  std::string kind;  // an experiment name: "stats", "fit", "all_linear", "capture", "gate", ...
   std::string slot;
   std::string model, corpus;
   nlohmann::json params;                    // what the experiment computes with
@@ -39,8 +39,13 @@ struct Plan {
 
 // Expands the spec: per (model, corpus) a `stats` unit (one forward pass over the fit split
 // for every selected layer), a `fit` unit (the λ grid from those statistics) and, when
-// all_linear is requested, an `all_linear` unit (eval split, the first λ). Fingerprints
-// every model and corpus (file contents). Throws SpecError/ModelError/InputError.
+// all_linear is requested, an `all_linear` unit (eval split, the first λ). When gate,
+// token_context, clusters or nofly are requested, a `capture` unit per (model, corpus) writes
+// X and δ of every layer they need (gate split; select and eval too for gates), followed by a
+// `gate`, `token_context` and `clusters` unit per layer, a `compound` unit per (model,
+// corpus) over every gate layer, and a `nofly` unit per model (source corpus, then targets).
+// Fingerprints every model and corpus (file contents). Throws SpecError (compound without
+// gate, nofly without a target), ModelError or InputError.
 Plan make_plan(const SweepSpec& spec);
 
 // The plan as JSON and back (rank 0 computes it once and broadcasts it to the workers).

@@ -124,11 +124,17 @@ const std::vector<ExperimentSchema>& experiment_schemas() {
   static const std::vector<ExperimentSchema> s = {
       {"fit", {{"lambda", P::kFloats, {0.01}}}},
       {"all_linear", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}, {"prefix_cache", P::kBool, true}}},
-      {"gate", {{"variants", P::kStrings, {"linear"}}, {"seed", P::kInt, 0}, {"holdout", P::kFloat, 0.3}}},
-      {"token_context", {{"layers", P::kLayers, "all"}, {"seed", P::kInt, 0}}},
-      {"nofly", {{"layer", P::kInt, -1}, {"source", P::kCorpus, ""}, {"targets", P::kCorpora, nlohmann::json::array()}}},
-      {"clusters", {{"layers", P::kLayers, "all"}, {"pca", P::kInt, 50}, {"k", P::kInt, 20}, {"seed", P::kInt, 0}}},
-      {"compound", {}},
+      {"gate",
+       {{"variants", P::kStrings, {"linear"}}, {"seed", P::kInt, 0}, {"holdout", P::kFloat, 0.3}, {"bootstrap", P::kInt, 1000},
+        {"mlp_epochs", P::kInt, 300}}},
+      {"token_context", {{"layers", P::kLayers, "all"}, {"seed", P::kInt, 0}, {"holdout", P::kFloat, 0.3}}},
+      {"nofly",
+       {{"layer", P::kInt, -1}, {"source", P::kCorpus, ""}, {"targets", P::kCorpora, nlohmann::json::array()},
+        {"min_count", P::kInt, 10}, {"min_found", P::kInt, 3}, {"min_mean_delta", P::kFloat, 0.05}, {"min_positive", P::kFloat, 0.6}}},
+      {"clusters",
+       {{"layers", P::kLayers, "all"}, {"pca", P::kInt, 50}, {"k", P::kInt, 20}, {"n_init", P::kInt, 10}, {"seed", P::kInt, 0},
+        {"holdout", P::kFloat, 0.3}}},
+      {"compound", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}}},
       {"progressive",
        {{"model", P::kString, ""}, {"order", P::kInts, nlohmann::json::array()}, {"steps_per_layer", P::kInt, 50},
         {"final_steps", P::kInt, 200}, {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01}, {"clip", P::kFloat, 1.0},
@@ -179,6 +185,36 @@ nlohmann::json parse_param(const Ctx& ctx, const YAML::Node& n, const std::strin
     case P::kCorpora: return list(corpus);
   }
   return nullptr;
+}
+
+// Value checks beyond types: gate variant names, fractions, sizes, layers and corpora.
+void check_values(const Ctx& ctx, const std::string& name, const YAML::Node& params, const nlohmann::json& j,
+                  const SweepSpec& spec) {
+  auto fail = [&](const char* key, const std::string& msg) {
+    ctx.fail(params[key] ? params[key] : params, "experiments." + name + "." + key, msg);
+  };
+  if (j.contains("holdout") && !(j["holdout"].get<double>() > 0 && j["holdout"].get<double>() < 1))
+    fail("holdout", "expected a fraction between 0 and 1");
+  for (const char* key : {"pca", "k", "n_init", "bootstrap", "mlp_epochs", "min_count", "min_found"})
+    if (j.contains(key) && j[key].get<std::int64_t>() < 1) fail(key, "expected at least 1");
+  if (name == "gate") {
+    if (j["variants"].empty()) fail("variants", "expected at least one gate variant");
+    for (const auto& v : j["variants"]) {
+      const std::string t = v.get<std::string>();
+      const auto colon = t.find(':');
+      const std::string kind = t.substr(0, colon), size = colon == std::string::npos ? "" : t.substr(colon + 1);
+      const bool sized = (kind == "pca" || kind == "mlp") && !size.empty() && size.size() <= 7 &&
+                         size.find_first_not_of("0123456789") == std::string::npos && std::stoll(size) >= 1;
+      if (t != "linear" && !sized) fail("variants", "'" + t + "' is not a gate variant (linear, pca:K or mlp:H)");
+    }
+  }
+  if (name == "nofly") {
+    const auto layer = j["layer"].get<std::int64_t>();
+    for (const auto& m : spec.models)
+      if (layer >= m.layers) fail("layer", "layer " + std::to_string(layer) + " is outside model '" + m.name + "'");
+    for (const auto& t : j["targets"])
+      if (t == j["source"]) fail("targets", "the source corpus cannot be its own target");
+  }
 }
 
 }  // namespace
@@ -338,6 +374,7 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
               if (b >= m.layers) ctx.fail(params[p.key], f, "layer " + std::to_string(b) + " is outside model '" + m.name + "'");
         }
       }
+      check_values(ctx, name, params, j, spec);
       spec.experiments[name] = j.dump();  // nlohmann orders keys: canonical
     }
   }

@@ -35,6 +35,7 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
   in.provenance = u.provenance();
   in.batch = spec_.runtime.batch;
   in.group = group;
+  in.store_dir = store.dir();
   for (const auto& d : u.deps) in.deps.push_back(store.read_unit(d));
   if (ExperimentRegistry::instance().needs_model(u.kind)) {
     if (held_ != u.model) {

@@ -134,6 +134,15 @@ void ActivationWriter::close() {
   }
   ::close(fd);
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw StorageError(path_ + ": rename failed: " + std::strerror(errno));
+  // The rename is durable only once the directory is: a unit committed after close() may rely on it.
+  const auto slash = path_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash);
+  fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw StorageError(dir + ": fsync failed: " + std::strerror(errno));
+  }
+  ::close(fd);
   closed_ = true;
 }
 

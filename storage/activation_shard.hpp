@@ -39,7 +39,7 @@ class ActivationWriter {
   // x and y: rows·d float32, row-major; y/delta may be null when not configured.
   void append(const float* x, const float* y, const float* delta, const std::int32_t* token_ids,
               const std::int64_t* window, const std::int32_t* position, std::int64_t rows);
-  // Flushes, fsyncs and renames into place. Throws StorageError.
+  // Flushes, fsyncs, renames into place and fsyncs the directory. Throws StorageError.
   void close();
   std::int64_t rows() const noexcept { return rows_; }
 

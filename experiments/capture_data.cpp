@@ -1,0 +1,55 @@
+// Shard paths and reading captured rows.
+#include "experiments/capture_data.hpp"
+
+#include <ATen/ATen.h>
+
+#include "common/errors.hpp"
+#include "storage/activation_shard.hpp"
+
+namespace linsweep {
+
+std::string capture_shard_path(const std::string& store_dir, const std::string& capture_unit, const std::string& split,
+                               std::int64_t layer, std::int64_t part) {
+  return store_dir + "/activations/" + capture_unit + "/" + split + "/layer" + std::to_string(layer) + ".part" +
+         std::to_string(part) + ".h5";
+}
+
+CapturedRows read_captured(const std::string& store_dir, const UnitResult& capture, const std::string& split,
+                           std::int64_t layer) {
+  if (capture.kind != "capture") throw InputError("unit " + capture.unit_id + " is not a capture unit");
+  auto it = capture.arrays.find("capture/parts");
+  if (it == capture.arrays.end() || it->second.values.size() != 1 || it->second.values[0] < 1 || it->second.values[0] > 65536)
+    throw StorageError("capture unit " + capture.unit_id + ": missing or malformed capture/parts", ExitCode::kBadInput);
+  const auto parts = static_cast<std::int64_t>(it->second.values[0]);
+  CapturedRows out;
+  std::vector<at::Tensor> xs;
+  std::int64_t d = -1;
+  for (std::int64_t p = 0; p < parts; ++p) {
+    const std::string path = capture_shard_path(store_dir, capture.unit_id, split, layer, p);
+    const ActivationReader r(path);
+    if (!r.has_delta()) throw StorageError(path + ": shard has no delta dataset", ExitCode::kBadInput);
+    if (d >= 0 && r.d() != d) throw StorageError(path + ": width differs from the other parts", ExitCode::kBadInput);
+    d = r.d();
+    const std::int64_t n = r.rows();
+    std::vector<float> x = r.x(0, n);
+    xs.push_back(at::from_blob(x.data(), {n, d}, at::kFloat).clone());
+    for (float v : r.delta(0, n)) out.delta.push_back(v);
+    for (auto v : r.token_ids(0, n)) out.token_ids.push_back(v);
+    for (auto v : r.position(0, n)) out.position.push_back(v);
+    for (auto v : r.window(0, n)) out.window.push_back(v);
+  }
+  out.x = at::cat(xs, 0);
+  return out;
+}
+
+at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index) {
+  return x.index_select(0, at::tensor(index, at::kLong)).to(at::kDouble);
+}
+
+const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, const std::string& kind, const std::string& unit_id) {
+  for (const auto& d : deps)
+    if (d.kind == kind) return d;
+  throw InputError(unit_id + ": needs a committed " + kind + " unit");
+}
+
+}  // namespace linsweep

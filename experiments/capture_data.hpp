@@ -1,0 +1,50 @@
+// Where a capture unit's activation shards live, and reading them back for gate experiments.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/unit_file.hpp"
+
+namespace linsweep {
+
+// STORE/activations/<capture unit id>/<split>/layer<l>.part<p>.h5: part p is the windows of
+// rank p of the capture unit's worker group (one part without a group), in window order.
+std::string capture_shard_path(const std::string& store_dir, const std::string& capture_unit, const std::string& split,
+                               std::int64_t layer, std::int64_t part);
+
+// The rows of one split and layer: positions 0..T−2 of every window (those whose next token
+// is scored), window-major.
+struct CapturedRows {
+  at::Tensor x;                        // [n, d] float32 (MLP input after its LayerNorm)
+  std::vector<double> delta;           // δ_t = nll_lin(t) − nll_full(t)
+  std::vector<std::int32_t> token_ids; // the token at t
+  std::vector<std::int32_t> position;  // t
+  std::vector<std::int64_t> window;    // window index within the split
+  std::int64_t size() const noexcept { return static_cast<std::int64_t>(delta.size()); }
+};
+
+// Reads every part of (split, layer) written by the committed capture unit `capture` (one of
+// the unit's deps). Throws StorageError(kBadInput) naming the file when a shard is missing,
+// lacks δ or disagrees in width with the other parts; InputError when `capture` is not a
+// capture unit.
+CapturedRows read_captured(const std::string& store_dir, const UnitResult& capture, const std::string& split,
+                           std::int64_t layer);
+
+// Rows `index` (ascending or not) of x as a float64 tensor, and of a vector.
+at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index);
+template <typename T>
+std::vector<T> rows_of(const std::vector<T>& v, const std::vector<std::int64_t>& index) {
+  std::vector<T> out;
+  out.reserve(index.size());
+  for (auto i : index) out.push_back(v[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+// The first dependency of `kind` among `deps`; throws InputError naming `unit_id` when absent.
+const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, const std::string& kind, const std::string& unit_id);
+
+}  // namespace linsweep
