@@ -1,4 +1,5 @@
-// k-means++ (greedy, 2 + ⌊ln k⌋ candidates per centre as scikit-learn) and Lloyd's algorithm.
+// k-means++ (greedy, 2 + ⌊ln k⌋ candidates per centre as scikit-learn), Lloyd's algorithm, then
+// Hartigan's single-point moves.
 #include "experiments/kmeans.hpp"
 
 #include <ATen/ATen.h>
@@ -51,6 +52,58 @@ at::Tensor init_plus_plus(const at::Tensor& x, std::int64_t k, std::mt19937_64& 
   return x.index_select(0, at::tensor(chosen, at::kLong)).clone();
 }
 
+// Hartigan's single-point moves after Lloyd: moving x from cluster a to b changes the inertia
+// by n_b/(n_b+1)·‖x−c_b‖² − n_a/(n_a−1)·‖x−c_a‖²; every negative move is made until none is
+// left. A Hartigan optimum is a Lloyd fixed point too, and often a lower one.
+void hartigan(const at::Tensor& x, at::Tensor& centers_t, at::Tensor& labels_t) {
+  const std::int64_t n = x.size(0), dim = x.size(1), k = centers_t.size(0);
+  const double* px = x.data_ptr<double>();
+  at::Tensor c_t = centers_t.clone().contiguous();
+  at::Tensor l_t = labels_t.clone().contiguous();
+  double* c = c_t.data_ptr<double>();
+  std::int64_t* lab = l_t.data_ptr<std::int64_t>();
+  std::vector<double> count(static_cast<std::size_t>(k), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) count[static_cast<std::size_t>(lab[i])] += 1;
+  auto dist2 = [&](const double* a, const double* b) {
+    double s = 0;
+    for (std::int64_t j = 0; j < dim; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+    return s;
+  };
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    bool moved = false;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double* xi = px + i * dim;
+      const std::int64_t a = lab[i];
+      const double na = count[static_cast<std::size_t>(a)];
+      if (na <= 1) continue;
+      const double cost_a = na / (na - 1) * dist2(xi, c + a * dim);
+      std::int64_t best = a;
+      double best_cost = cost_a;
+      for (std::int64_t b = 0; b < k; ++b) {
+        if (b == a) continue;
+        const double nb = count[static_cast<std::size_t>(b)];
+        const double cost_b = nb / (nb + 1) * dist2(xi, c + b * dim);
+        if (cost_b < best_cost) best = b, best_cost = cost_b;
+      }
+      if (best == a || !(best_cost < cost_a * (1 - 1e-12))) continue;
+      const double nb = count[static_cast<std::size_t>(best)];
+      for (std::int64_t j = 0; j < dim; ++j) {
+        c[a * dim + j] = (c[a * dim + j] * na - xi[j]) / (na - 1);
+        c[best * dim + j] = (c[best * dim + j] * nb + xi[j]) / (nb + 1);
+      }
+      count[static_cast<std::size_t>(a)] -= 1, count[static_cast<std::size_t>(best)] += 1;
+      lab[i] = best;
+      moved = true;
+    }
+    if (!moved) break;
+  }
+  // Exact means of the final assignment (the incremental updates drift by rounding).
+  const at::Tensor sums = at::zeros_like(c_t).index_add_(0, l_t, x);
+  const at::Tensor counts = at::bincount(l_t, {}, k).to(at::kDouble).unsqueeze(1);
+  centers_t = at::where(counts > 0, sums / counts.clamp_min(1), c_t);
+  labels_t = l_t;
+}
+
 }  // namespace
 
 at::Tensor nearest_center(const at::Tensor& x, const at::Tensor& centers) {
@@ -77,6 +130,7 @@ KMeansResult kmeans(const at::Tensor& x_in, const KMeansOptions& opt) {
       centers = at::where(counts > 0, sums / counts.clamp_min(1), centers);
     }
     labels = squared_distances(x, centers).argmin(1);
+    hartigan(x, centers, labels);
     const double inertia = (x - centers.index_select(0, labels)).square().sum().item<double>();
     if (inertia < best.inertia) best = {centers, labels, inertia};
   }

@@ -1,4 +1,4 @@
-// Seeded k-means: greedy k-means++ initialisation and Lloyd iterations, best of several runs.
+// Seeded k-means: greedy k-means++ initialisation, Lloyd iterations and Hartigan refinement, best of several runs.
 #pragma once
 
 #include <ATen/core/Tensor.h>
