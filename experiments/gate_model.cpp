@@ -12,6 +12,11 @@ namespace linsweep {
 namespace {
 
 at::Tensor to_tensor(const ArrayData& a) {
+  std::int64_t n = 1;
+  for (auto s : a.shape) n = s < 0 ? -1 : n * s;
+  if (n < 0 || static_cast<std::size_t>(n) != a.values.size())
+    throw StorageError("stored gate array: shape does not match its " + std::to_string(a.values.size()) + " values",
+                       ExitCode::kBadInput);
   return at::from_blob(const_cast<double*>(a.values.data()), a.shape, at::kDouble).clone();
 }
 
@@ -185,12 +190,16 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
   if (g.variant_.kind == GateVariant::Kind::kMlp) {
     g.p_ = to_tensor(need(unit, prefix + "/mlp/P"));
     g.v_ = to_tensor(need(unit, prefix + "/mlp/v"));
-    g.c_ = need(unit, prefix + "/mlp/c").values.at(0);
+    const ArrayData& c = need(unit, prefix + "/mlp/c");
+    check(c.values.size() == 1, "mlp/c");
+    g.c_ = c.values[0];
     check(g.p_.dim() == 2 && g.p_.size(1) == d && g.v_.dim() == 1 && g.v_.size(0) == g.p_.size(0), "mlp");
     return g;
   }
   g.logistic_.weight = to_tensor(need(unit, prefix + "/logistic/weight"));
-  g.logistic_.bias = need(unit, prefix + "/logistic/bias").values.at(0);
+  const ArrayData& bias = need(unit, prefix + "/logistic/bias");
+  check(bias.values.size() == 1, "logistic/bias");
+  g.logistic_.bias = bias.values[0];
   if (g.variant_.kind == GateVariant::Kind::kPca) {
     g.pca_.mean = to_tensor(need(unit, prefix + "/pca/mean"));
     g.pca_.components = to_tensor(need(unit, prefix + "/pca/components"));
