@@ -135,3 +135,50 @@ TEST_CASE("two corpora with the same bytes, or one model under two names, are di
   for (const auto& u : p.units) ids.insert(u.id);
   CHECK(ids.size() == p.units.size());
 }
+
+TEST_CASE("measurement experiments: capture, per-layer gate/token_context/clusters, compound and nofly units") {
+  ScratchDir dir;
+  const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
+  const std::string head = "store: " + (dir / "store") + "\ncontext: 32\nmodels:\n  - {name: a, path: " + m +
+                           "}\ncorpora:\n  - {name: s, path: " + c + "}\n  - {name: t, path: " + c +
+                           "}\nsplits:\n  fit: {start: 0, tokens: 512}\n  gate: {start: 512, tokens: 512}\n"
+                           "  select: {start: 1024, tokens: 256}\n  eval: {start: 1280, tokens: 256}\nlayers: [0, 2]\n";
+  test::write_text(dir / "spec.yaml", head + "experiments:\n  gate: {}\n  token_context: {layers: [1]}\n  clusters: {}\n"
+                                             "  nofly: {}\n  compound: {}\n");
+  const Plan plan = make_plan(load_spec(dir / "spec.yaml"));
+  std::map<std::string, int> kinds;
+  std::map<std::string, const Unit*> by_id;
+  for (const auto& u : plan.units) {
+    ++kinds[u.kind];
+    for (const auto& d : u.deps) CHECK(by_id.count(d) == 1);  // dependencies come first
+    by_id[u.id] = &u;
+  }
+  CHECK(kinds == std::map<std::string, int>{{"stats", 2}, {"fit", 2}, {"capture", 2}, {"gate", 4}, {"token_context", 2},
+                                            {"clusters", 4}, {"compound", 2}, {"nofly", 1}});
+  for (const auto& u : plan.units) {
+    if (u.kind == "capture") {
+      // Layers: gates and clusters at 0 and 2, token_context at 1, nofly at the middle (1).
+      CHECK(u.params["layers"] == nlohmann::json({0, 1, 2}));
+      CHECK(u.params["splits"].size() == 3);
+      CHECK(u.tokens() == 512 + 256 + 256);
+    }
+    if (u.kind == "gate") CHECK(u.label().find("/layer") != std::string::npos);
+    if (u.kind == "compound") CHECK(u.deps.size() == 3);  // fit + two gate layers
+    if (u.kind == "nofly") {
+      CHECK(u.params["corpora"] == nlohmann::json({"s", "t"}));
+      CHECK(by_id.at(u.deps[0])->corpus == "s");
+      CHECK(by_id.at(u.deps[1])->corpus == "t");
+    }
+  }
+  // Without gates, captures hold only the gate split; compound alone and nofly with one corpus are refused.
+  test::write_text(dir / "spec.yaml", head + "experiments:\n  clusters: {layers: [2]}\n");
+  for (const auto& u : make_plan(load_spec(dir / "spec.yaml")).units)
+    if (u.kind == "capture") CHECK(u.params["splits"].size() == 1);
+  test::write_text(dir / "spec.yaml", head + "experiments:\n  compound: {}\n");
+  CHECK_THROWS_WITH(make_plan(load_spec(dir / "spec.yaml")), Catch::Contains("experiments.compound: needs experiments.gate"));
+  test::write_text(dir / "one.yaml", "store: " + (dir / "store") + "\ncontext: 32\nmodels:\n  - {name: a, path: " + m +
+                                         "}\ncorpora:\n  - {name: s, path: " + c +
+                                         "}\nsplits:\n  fit: {start: 0, tokens: 512}\n  gate: {start: 512, tokens: 512}\n"
+                                         "experiments:\n  nofly: {}\n");
+  CHECK_THROWS_WITH(make_plan(load_spec(dir / "one.yaml")), Catch::Contains("experiments.nofly: needs a target corpus"));
+}

@@ -82,6 +82,13 @@ TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
       {"bad_corpus_ref", "experiments:\n  nofly: {source: wiki}\n", "'wiki' is not a corpus of this spec"},
       {"bad_yaml", "runtime: [unclosed\n", "invalid YAML"},
       {"bad_dtype", "runtime: {dtype: float64}\n", "runtime.dtype: expected float32"},
+      {"bad_gate_variant", "experiments:\n  gate: {variants: [linear, \"pca:0\"]}\n", ":8: experiments.gate.variants: 'pca:0' is not a gate variant"},
+      {"bad_gate_variant_name", "experiments:\n  gate: {variants: [svm]}\n", "'svm' is not a gate variant (linear, pca:K or mlp:H)"},
+      {"bad_holdout", "experiments:\n  clusters: {holdout: 1.5}\n", "experiments.clusters.holdout: expected a fraction between 0 and 1"},
+      {"bad_k", "experiments:\n  clusters: {k: 0}\n", "experiments.clusters.k: expected at least 1"},
+      {"bad_nofly_layer", "experiments:\n  nofly: {layer: 9}\n", "experiments.nofly.layer: layer 9 is outside model 'a'"},
+      {"bad_nofly_self", "experiments:\n  nofly: {source: s, targets: [s]}\n", "the source corpus cannot be its own target"},
+      {"bad_tc_layers", "experiments:\n  token_context: {layers: [5]}\n", "experiments.token_context.layers: layer 5 is outside model 'a'"},
   };
   for (const auto& c : cases) {
     INFO(c.name);
