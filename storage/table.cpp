@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "common/errors.hpp"
 
 namespace linsweep {
@@ -11,6 +13,8 @@ namespace {
 constexpr ColumnType S = ColumnType::kString, I = ColumnType::kInt, F = ColumnType::kFloat;
 
 Table schema(const char* name, std::vector<Column> columns) { return Table{name, std::move(columns), {}}; }
+// Columns added after the first schema: optional when reading older files.
+Column added(const char* name, ColumnType type) { return Column{name, type, false}; }
 
 }  // namespace
 
@@ -22,22 +26,32 @@ const std::vector<Table>& table_schemas() {
                             {"delta_pct", F}, {"ci_low", F}, {"ci_high", F}, {"tokens", I}}),
       schema("gates", {{"model", S}, {"layer", I}, {"corpus", S}, {"gate", S}, {"params", I}, {"auc", F},
                        {"pct_linear", F}, {"ppl", F}, {"delta_pct", F}, {"ci_low", F}, {"ci_high", F},
-                       {"selected", I}, {"select_auc", F}, {"eval_auc", F}, {"threshold", F}, {"ppl_base", F}}),
-      schema("token_context", {{"model", S}, {"layer", I}, {"variant", S}, {"auc", F}, {"corpus", S}, {"e_norm", F},
-                               {"c_norm", F}, {"cosine", F}, {"samples", I}}),
+                       added("selected", I), added("select_auc", F), added("eval_auc", F), added("threshold", F),
+                       added("ppl_base", F)}),
+      schema("token_context", {{"model", S}, {"layer", I}, {"variant", S}, {"auc", F}, added("corpus", S), added("e_norm", F),
+                               added("c_norm", F), added("cosine", F), added("samples", I)}),
       schema("nofly", {{"model", S}, {"layer", I}, {"source", S}, {"target", S}, {"listed", I}, {"found", I},
                        {"still_listed", I}, {"flipped", I}, {"pearson_r", F}}),
       schema("clusters", {{"model", S}, {"layer", I}, {"pca_var", F}, {"cluster_auc", F}, {"clean_clusters", I},
-                          {"corpus", S}, {"k", I}, {"inertia", F}, {"samples", I}}),
+                          added("corpus", S), added("k", I), added("inertia", F), added("samples", I)}),
       schema("compound", {{"model", S}, {"corpus", S}, {"pct_linear", F}, {"ppl", F}, {"delta_pct", F},
                           {"mlp_flops_saved_pct", F}, {"total_flops_saved_pct", F},
-                          {"ci_low", F}, {"ci_high", F}, {"ppl_base", F}, {"layers", I}}),
+                          added("ci_low", F), added("ci_high", F), added("ppl_base", F), added("layers", I)}),
       schema("progressive", {{"model", S}, {"variant", S}, {"step", I}, {"layers", S}, {"corpus", S}, {"ppl", F},
                              {"delta_pct", F}}),
       schema("finetune", {{"model", S}, {"variant", S}, {"step", I}, {"layers", S}, {"corpus", S}, {"ppl", F},
                           {"delta_pct", F}}),
   };
   return tables;
+}
+
+Value missing_value(ColumnType type) {
+  switch (type) {
+    case ColumnType::kInt: return std::int64_t{-1};
+    case ColumnType::kFloat: return std::nan("");
+    case ColumnType::kString: return std::string();
+  }
+  return std::string();
 }
 
 Table empty_table(const std::string& name) {

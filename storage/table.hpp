@@ -14,13 +14,20 @@ inline constexpr int kStoreSchemaVersion = 1;
 
 enum class ColumnType { kInt, kFloat, kString };
 
+using Value = std::variant<std::int64_t, double, std::string>;
+using Row = std::vector<Value>;
+
 struct Column {
   std::string name;
   ColumnType type;
+  // Key columns (DESIGN §7) are required in every file; columns added later are not, and a
+  // file written before them reads with missing_value() in their place.
+  bool required = true;
 };
 
-using Value = std::variant<std::int64_t, double, std::string>;
-using Row = std::vector<Value>;
+// The value of an absent optional column: NaN, −1 or "".
+Value missing_value(ColumnType type);
+
 
 // A table's rows with its columns. Invariant (checked by validate()): every row has one
 // value per column, of the column's type.

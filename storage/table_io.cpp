@@ -97,8 +97,13 @@ Table read_table(hid_t group, const Table& schema) {
   H5Id ftype = H5_TYPE(H5Dget_type(ds));
   if (H5Tget_class(ftype) != H5T_COMPOUND) bad("not a compound dataset");
   std::vector<std::size_t> widths(schema.columns.size(), 1);
+  std::vector<bool> present(schema.columns.size(), true);
   for (std::size_t c = 0; c < schema.columns.size(); ++c) {
     const int idx = H5Tget_member_index(ftype, schema.columns[c].name.c_str());
+    if (idx < 0 && !schema.columns[c].required) {  // a column added after the file was written
+      present[c] = false;
+      continue;
+    }
     if (idx < 0) bad("column '" + schema.columns[c].name + "' is missing");
     H5Id mtype = H5_TYPE(H5Tget_member_type(ftype, static_cast<unsigned>(idx)));
     const H5T_class_t cls = H5Tget_class(mtype);
@@ -112,8 +117,13 @@ Table read_table(hid_t group, const Table& schema) {
       if (widths[c] == 0 || widths[c] > 65536) bad("column '" + schema.columns[c].name + "' has an invalid width");
     }
   }
-  const Layout l = layout_for(schema.columns, widths);
-  H5Id mem = compound_type(schema.columns, l);
+  // Read the columns the file has; later-added ones get their defaults.
+  std::vector<Column> cols;
+  std::vector<std::size_t> col_widths, slot(schema.columns.size(), 0);
+  for (std::size_t c = 0; c < schema.columns.size(); ++c)
+    if (present[c]) slot[c] = cols.size(), cols.push_back(schema.columns[c]), col_widths.push_back(widths[c]);
+  const Layout l = layout_for(cols, col_widths);
+  H5Id mem = compound_type(cols, l);
   std::vector<unsigned char> buf(l.row_size * std::max<hsize_t>(1, n));
   if (n > 0) H5_CHECK(H5Dread(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
   Table t = schema;
@@ -122,21 +132,26 @@ Table read_table(hid_t group, const Table& schema) {
     const unsigned char* p = buf.data() + r * l.row_size;
     Row row;
     for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+      if (!present[c]) {
+        row.push_back(missing_value(schema.columns[c].type));
+        continue;
+      }
+      const std::size_t off = l.offsets[slot[c]];
       switch (schema.columns[c].type) {
         case ColumnType::kInt: {
           std::int64_t v;
-          std::memcpy(&v, p + l.offsets[c], 8);
+          std::memcpy(&v, p + off, 8);
           row.emplace_back(v);
           break;
         }
         case ColumnType::kFloat: {
           double v;
-          std::memcpy(&v, p + l.offsets[c], 8);
+          std::memcpy(&v, p + off, 8);
           row.emplace_back(v);
           break;
         }
         case ColumnType::kString: {
-          const char* s = reinterpret_cast<const char*>(p + l.offsets[c]);
+          const char* s = reinterpret_cast<const char*>(p + off);
           row.emplace_back(std::string(s, strnlen(s, widths[c])));
           break;
         }

@@ -28,7 +28,7 @@ struct Fixture {
                              test::tokens_file("tiny-gpt2") + "}\n  - {name: b, path: " +
                              test::data_dir() + "/tokenizer/edge.txt, format: text}\n" +
                              "splits:\n  fit: {start: 0, tokens: 64}\n  eval: {start: 64, tokens: 64}\n" +
-                             "experiments:\n  fit: {lambda: " + lambda + "}\n  all_linear: {}\n  gate: {}\n" +
+                             "experiments:\n  fit: {lambda: " + lambda + "}\n  all_linear: {}\n  progressive: {}\n" +
                              "runtime: {batch: " + std::to_string(batch) + "}\nresources: {time: \"" + time + "\"}\n";
     test::write_text(dir / "spec.yaml", text);
     return load_spec(dir / "spec.yaml");
@@ -47,7 +47,7 @@ TEST_CASE("the plan has stats, fit and all_linear per model and corpus, in depen
   Fixture f;
   const Plan p = make_plan(f.spec());
   REQUIRE(p.units.size() == 2 * 2 * 3);
-  CHECK(p.not_planned == std::vector<std::string>{"gate"});
+  CHECK(p.not_planned == std::vector<std::string>{"progressive"});
   std::set<std::string> seen;
   for (const auto& u : p.units) {
     for (const auto& d : u.deps) CHECK(seen.count(d) == 1);

@@ -1,6 +1,8 @@
 // Unit files and tables: round trips for every table, arrays, and refusal of bad files.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <filesystem>
 
 #include "common/errors.hpp"
@@ -126,4 +128,35 @@ TEST_CASE("good_: surrogates keep W, b per lambda and the float64 statistics") {
   CHECK(back.fits[0].weight == s.fits[1].weight);
   CHECK(back.fits[1].bias == s.fits[0].bias);
   CHECK_THROWS_WITH(get_surrogate(u, surrogate_key("gpt2-medium", "lambada", 12)), Catch::Contains("is missing"));
+}
+
+TEST_CASE("good_: a table written before its optional columns existed reads with their defaults; bad_: a key column missing") {
+  ScratchDir dir;
+  Table old = empty_table("gates");
+  std::vector<Column> kept;
+  for (const auto& c : old.columns)
+    if (c.required) kept.push_back(c);
+  REQUIRE(kept.size() < old.columns.size());
+  old.columns = kept;
+  old.rows.push_back({std::string("m"), std::int64_t{1}, std::string("c"), std::string("linear"), std::int64_t{65}, 0.6, 40.0,
+                      12.0, 1.5, 0.5, 2.5});
+  UnitResult u;
+  u.unit_id = "old-gate";
+  u.kind = "gate";
+  u.params = "{}";
+  u.tables.push_back(old);
+  write_unit_file(dir / "old.h5", u);
+  const UnitResult back = read_unit_file(dir / "old.h5");
+  REQUIRE(back.tables.size() == 1);
+  const Table& t = back.tables[0];
+  CHECK(t.columns.size() == empty_table("gates").columns.size());
+  CHECK(std::get<double>(t.rows[0][static_cast<std::size_t>(t.column_index("auc"))]) == 0.6);
+  CHECK(std::get<std::int64_t>(t.rows[0][static_cast<std::size_t>(t.column_index("selected"))]) == -1);
+  CHECK(std::isnan(std::get<double>(t.rows[0][static_cast<std::size_t>(t.column_index("select_auc"))])));
+
+  old.columns.erase(old.columns.begin() + 5);  // auc: a key column
+  for (auto& r : old.rows) r.erase(r.begin() + 5);
+  u.tables = {old};
+  write_unit_file(dir / "bad.h5", u);
+  CHECK_THROWS_WITH(read_unit_file(dir / "bad.h5"), Catch::Contains("column 'auc' is missing"));
 }
