@@ -46,6 +46,11 @@ at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index) 
   return x.index_select(0, at::tensor(index, at::kLong)).to(at::kDouble);
 }
 
+std::vector<double> to_vector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kCPU, at::kDouble).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
 const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, const std::string& kind, const std::string& unit_id) {
   for (const auto& d : deps)
     if (d.kind == kind) return d;

@@ -44,6 +44,9 @@ std::vector<T> rows_of(const std::vector<T>& v, const std::vector<std::int64_t>&
   return out;
 }
 
+// A tensor's values as float64 on the CPU (flattened).
+std::vector<double> to_vector(const at::Tensor& t);
+
 // The first dependency of `kind` among `deps`; throws InputError naming `unit_id` when absent.
 const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, const std::string& kind, const std::string& unit_id);
 

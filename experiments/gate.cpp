@@ -19,11 +19,6 @@
 namespace linsweep {
 namespace {
 
-std::vector<double> as_vector(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kCPU, at::kDouble).contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
 at::Tensor label_tensor(const std::vector<std::uint8_t>& y) {
   return at::tensor(std::vector<double>(y.begin(), y.end()), at::kDouble);
 }
@@ -59,9 +54,9 @@ UnitResult run_gate(const ExperimentInput& in) {
   std::size_t chosen = 0;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     gates.push_back(Gate::train(variants[v], x_train, y_train, training));
-    auc.push_back(roc_auc(as_vector(gates[v].logits(x_hold)), y_hold));
-    select_auc.push_back(roc_auc(as_vector(gates[v].logits(select_rows.x)), y_select));
-    eval_auc.push_back(roc_auc(as_vector(gates[v].logits(eval_rows.x)), y_eval));  // reported only
+    auc.push_back(roc_auc(to_vector(gates[v].logits(x_hold)), y_hold));
+    select_auc.push_back(roc_auc(to_vector(gates[v].logits(select_rows.x)), y_select));
+    eval_auc.push_back(roc_auc(to_vector(gates[v].logits(eval_rows.x)), y_eval));  // reported only
     if (v > 0 && std::isfinite(select_auc[v]) && !(select_auc[v] <= select_auc[chosen])) chosen = v;
   }
 

@@ -18,11 +18,6 @@
 namespace linsweep {
 namespace {
 
-std::vector<double> as_vector(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kCPU, at::kDouble).contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
 // e_t for every captured row: the rows are window-major with positions 0..T−2, so they
 // reshape to [windows, T−1] token ids whose embedding is taken as the model does.
 at::Tensor token_component(LanguageModel& model, const CapturedRows& rows) {
@@ -63,7 +58,7 @@ UnitResult run_token_context(const ExperimentInput& in) {
   training.seed = seed;
   for (const auto& [name, features] : {std::pair<const char*, at::Tensor>{"X", x}, {"e", e}, {"c", c}}) {
     const Gate g = Gate::train(GateVariant{}, rows_of(features, hs.train), y_train, training);
-    add(name, roc_auc(as_vector(g.logits(rows_of(features, hs.holdout))), y_hold));
+    add(name, roc_auc(to_vector(g.logits(rows_of(features, hs.holdout))), y_hold));
   }
   // Lookup: each token's label rate on the training rows; unseen tokens get the overall rate.
   std::map<std::int32_t, std::pair<double, double>> rate;  // token -> (positives, count)
