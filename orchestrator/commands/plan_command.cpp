@@ -37,9 +37,13 @@ int run_plan(const PlanArgs& a) {
     return 0;
   }
   std::printf("plan for %s -> %s\n", a.spec.c_str(), spec.store.c_str());
-  for (const auto& p : status)
-    std::printf("  %-8s %-10s %-16s %-14s %s%s%s\n", unit_state_name(p.state), p.unit->kind.c_str(), p.unit->model.c_str(),
-                p.unit->corpus.c_str(), p.unit->id.c_str(), p.reason.empty() ? "" : "  ", p.reason.c_str());
+  for (const auto& p : status) {
+    const std::string& slot = p.unit->slot;  // kind/model/corpus[/layerN]
+    const auto layer = slot.rfind("/layer");
+    const std::string where = layer == std::string::npos ? "" : slot.substr(layer + 1);
+    std::printf("  %-8s %-13s %-16s %-14s %-8s %s%s%s\n", unit_state_name(p.state), p.unit->kind.c_str(), p.unit->model.c_str(),
+                p.unit->corpus.c_str(), where.c_str(), p.unit->id.c_str(), p.reason.empty() ? "" : "  ", p.reason.c_str());
+  }
   std::printf("%zu units: %d done, %d pending, %d rerun\n", status.size(), counts["done"], counts["pending"], counts["rerun"]);
   for (const auto& e : plan.not_planned)
     std::printf("note: experiment '%s' has no units in this build yet; it is not run\n", e.c_str());
