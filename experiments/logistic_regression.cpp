@@ -5,6 +5,7 @@
 #include "experiments/logistic_regression.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,15 @@ double logloss_sum(const at::Tensor& z, const at::Tensor& y) {
   return (at::softplus(z) - y * z).sum().item<double>();
 }
 
+// Xaᵀ·S·Xa from xt = Xaᵀ [d+1, n] and s [n]. On CPU in float32 with oneDNN in LibTorch, by
+// oneDNN's GEMM (about 3x OpenBLAS's on the 2-core reference machine); else (autograd, CUDA,
+// float64) by at::mm.
+at::Tensor gram(const at::Tensor& xt, const at::Tensor& s) {
+  if (xt.is_cpu() && xt.scalar_type() == at::kFloat && !xt.requires_grad() && at::hasMKLDNN())
+    return at::mkldnn_linear(xt.to_mkldnn(), (xt * s).to_mkldnn(), {}).to_dense();  // xt·(xt·S)ᵀ
+  return at::mm(xt, (xt * s).t());
+}
+
 constexpr int kMaxCg = 50;      // conjugate-gradient iterations per Newton step
 constexpr int kRefreshCg = 10;  // a step that needed more re-forms the preconditioner at the next iterate
 
@@ -31,9 +41,10 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const at::Tensor& y_in, const
   const at::Tensor y = y_in.to(at::kDouble);
   const std::int64_t n = x.size(0), d = x.size(1);
   // Xa = [X 1]: the intercept is the last coefficient and is not penalised. The float64 copy
-  // serves the objective and the gradient, the (float32) copy the Hessian products.
+  // serves the objective and the gradient; the Hessian and its products use xt = Xaᵀ, in
+  // float32 a transposed contiguous copy (its GEMVs run at about 1.6x those on Xa's layout).
   const at::Tensor xa = at::cat({x, at::ones({n, 1}, x.options())}, 1);
-  const at::Tensor xa_h = opt.float32_hessian ? xa.to(at::kFloat) : xa;
+  const at::Tensor xt = opt.float32_hessian ? xa.t().to(at::kFloat).contiguous() : xa.t();
   at::Tensor penalty = at::full({d + 1}, 1.0 / opt.c, x.options());
   penalty[d] = 0.0;
   auto objective = [&](const at::Tensor& b, const at::Tensor& z) {
@@ -55,9 +66,9 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const at::Tensor& y_in, const
       break;
     }
     const at::Tensor p = at::sigmoid(z);
-    const at::Tensor s = (p * (1 - p)).to(xa_h.scalar_type());
+    const at::Tensor s = (p * (1 - p)).to(xt.scalar_type());
     if (!precond.defined()) {
-      at::Tensor hessian = xa_h.t().mm(xa_h * s.unsqueeze(1)).to(at::kDouble);
+      at::Tensor hessian = gram(xt, s).to(at::kDouble);
       hessian.diagonal().add_(penalty);
       // A tiny ridge keeps the intercept's row positive definite when every p saturates.
       hessian.diagonal().add_(1e-12 * (1.0 + hessian.diagonal().abs().max().item<double>()));
@@ -67,7 +78,7 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const at::Tensor& y_in, const
     // preconditioned conjugate gradients to a relative residual η that tightens as the
     // gradient falls (inexact Newton, superlinear). A CG iterate is always a descent direction.
     auto hessian_times = [&](const at::Tensor& v) {
-      return xa_h.t().mv(s * xa_h.mv(v.to(xa_h.scalar_type()))).to(at::kDouble) + penalty * v;
+      return xt.mv(s * xt.t().mv(v.to(xt.scalar_type()))).to(at::kDouble) + penalty * v;
     };
     auto apply_precond = [&](const at::Tensor& r) { return at::cholesky_solve(r.unsqueeze(1), precond).squeeze(1); };
     const double grad_norm = grad.norm().item<double>();
