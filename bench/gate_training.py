@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+import warnings
 
 
 def parse():
@@ -99,6 +100,7 @@ def sklearn_run():
         coef = np.load(f"{args.dir}/linsweep_coef.npy")
         if coef.shape != (x.shape[1] + 1,):
             sys.exit("gate_training.py: linsweep_coef.npy must hold d + 1 values")
+        warnings.filterwarnings("ignore")  # newton-cg reports that rounding, not its tolerance, ended it
         t0 = time.perf_counter()
         ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=10000, solver="newton-cg").fit(xs, y)
         out["newton_cg_seconds"] = time.perf_counter() - t0
