@@ -13,7 +13,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${LINSWEEP_BUILD_DIR:-$root/build}/bench_gate_training"
-rounds="${1:-3}"; threads=2
+rounds="${1:-5}"; threads=2
 py=/usr/bin/python3   # Debian's numpy/scikit-learn
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 $py "$root/bench/gate_training.py" make --dir "$work" --n 25000 --d 1024
