@@ -11,7 +11,7 @@ struct LogisticOptions {
   double c = 1.0;            // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
   double tol = 1e-10;        // stop when the objective's largest gradient entry is ≤ tol
   std::int64_t max_iter = 100;
-  bool float32_hessian = true;  // the Hessian's GEMM in float32: only the step is approximate, not the optimum
+  bool float32_hessian = true;  // Hessian GEMM and products in float32: only the step is approximate, not the optimum
 };
 
 struct LogisticModel {
@@ -23,9 +23,11 @@ struct LogisticModel {
 };
 
 // Fits on x [n, d] (float64, already standardised) and labels y [n] (0/1, any dtype). Newton
-// steps with a backtracking line search on the exact objective; converged when ‖∇‖∞ ≤ tol or a
-// step no longer changes the objective. Works with one class present (the intercept grows
-// until the tolerance stops it). Throws InputError on shape mismatch or n = 0.
+// steps (solved by conjugate gradients preconditioned with a Hessian formed once, re-formed when
+// the solves slow down) with a backtracking line search on the exact objective, or, once the
+// objective no longer resolves progress, on the gradient; converged when ‖∇‖∞ ≤ tol or a step
+// decreases neither. Works with one class present (the intercept grows until the tolerance
+// stops it). Throws InputError on shape mismatch or n = 0.
 LogisticModel fit_logistic(const at::Tensor& x, const at::Tensor& y, const LogisticOptions& options = {});
 
 // Decision values x·w + b [n] float64 (probability = σ of it).
