@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   // Breakdown (not part of the headline time): standardisation, then fit_logistic alone,
   // which also gives the iteration count and final gradient (Gate keeps only the solution).
   at::Tensor xs;
-  const double standardise_s = seconds([&] { xs = linsweep::fit_standardizer(x.to(at::kDouble)).apply(x); });
+  const double standardise_s = seconds([&] { linsweep::fit_standardizer(x, &xs); });
   linsweep::LogisticModel m;
   const double fit_s = seconds([&] { m = linsweep::fit_logistic(xs, y.to(at::kDouble), linsweep::GateTraining{}.logistic); });
 

@@ -80,9 +80,8 @@ std::string GateVariant::name() const {
 Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::Tensor& labels, const GateTraining& opt) {
   Gate g;
   g.variant_ = variant;
-  const at::Tensor x = x_in.to(at::kCPU, at::kDouble);
-  g.scaler_ = fit_standardizer(x);
-  const at::Tensor xs = g.scaler_.apply(x);
+  at::Tensor xs;  // standardised float64 copy of x
+  g.scaler_ = fit_standardizer(x_in.to(at::kCPU), &xs);
   const at::Tensor y = labels.to(at::kCPU, at::kDouble);
   switch (variant.kind) {
     case GateVariant::Kind::kLinear:

@@ -11,12 +11,16 @@ namespace linsweep {
 
 at::Tensor Standardizer::apply(const at::Tensor& x) const { return (x.to(at::kDouble) - mean) / scale; }
 
-Standardizer fit_standardizer(const at::Tensor& x_in) {
-  const at::Tensor x = x_in.to(at::kDouble);
+Standardizer fit_standardizer(const at::Tensor& x_in, at::Tensor* standardized) {
+  // One float64 copy of x; mean and population variance in one pass over it (Welford), and
+  // the copy is then standardised in place when the caller wants it.
+  at::Tensor x = x_in.to(at::kDouble, /*non_blocking=*/false, /*copy=*/standardized != nullptr);
   Standardizer s;
-  s.mean = x.mean(0);
-  s.scale = (x - s.mean).square().mean(0).sqrt();
+  auto [var, mean] = at::var_mean(x, {0}, /*correction=*/0, /*keepdim=*/false);
+  s.mean = mean;
+  s.scale = var.sqrt();
   s.scale = at::where(s.scale == 0, at::ones_like(s.scale), s.scale);
+  if (standardized) *standardized = x.sub_(s.mean).div_(s.scale);
   return s;
 }
 

@@ -14,7 +14,9 @@ struct Standardizer {
   at::Tensor scale;  // [d] float64
   at::Tensor apply(const at::Tensor& x) const;  // (x − mean) / scale, float64
 };
-Standardizer fit_standardizer(const at::Tensor& x);
+// When `standardized` is given, also sets it to apply(x), computed in the one float64 copy of
+// x that the fit makes (x itself is never modified).
+Standardizer fit_standardizer(const at::Tensor& x, at::Tensor* standardized = nullptr);
 
 // Principal components of centred x [n, d] (float64): the top k eigenvectors of the sample
 // covariance XcᵀXc/(n−1), components as rows in descending variance, and each component's share
