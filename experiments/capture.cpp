@@ -31,10 +31,14 @@ UnitResult run_capture(const ExperimentInput& in) {
   opt.with_delta = true;
   const std::int64_t d = model.config().d_model;
   const std::size_t L = layers.size();
-  std::vector<AffineMap> maps;
-  for (std::int64_t layer : layers) maps.push_back(surrogate_map(fit, in.model_name, in.corpus_name, layer, lambda, in.unit_id));
-  const std::int64_t part = in.group == nullptr ? 0 : in.group->rank();
   const at::Device device = model.parameters().front().device();
+  std::vector<AffineMap> maps;  // on the model's device once, not uploaded per batch
+  for (std::int64_t layer : layers) {
+    const AffineMap m = surrogate_map(fit, in.model_name, in.corpus_name, layer, lambda, in.unit_id);
+    maps.push_back({m.weight.to(device), m.bias.to(device)});
+  }
+  const std::int64_t part = in.group == nullptr ? 0 : in.group->rank();
+  const std::string unit_dir = in.store_dir + "/activations/" + in.unit_id;
   const std::int64_t per_window = context - 1;
 
   HookReset reset(model);
@@ -44,11 +48,11 @@ UnitResult run_capture(const ExperimentInput& in) {
     const Windows mine = my_shard(in, all);
     const std::int64_t first = my_shard_begin(in, all);
     std::vector<std::unique_ptr<ActivationWriter>> writers;
-    for (std::int64_t layer : layers) {
-      const std::string path = capture_shard_path(in.store_dir, in.unit_id, split_name, layer, part);
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      writers.push_back(std::make_unique<ActivationWriter>(path, d, opt));
-    }
+    std::error_code ec;
+    std::filesystem::create_directories(unit_dir + "/" + split_name, ec);
+    if (ec) throw StorageError(unit_dir + "/" + split_name + ": cannot create directory: " + ec.message());
+    for (std::int64_t layer : layers)
+      writers.push_back(std::make_unique<ActivationWriter>(capture_shard_path(in.store_dir, in.unit_id, split_name, layer, part), d, opt));
     std::vector<at::Tensor> captured(L);  // X of the current batch per layer [n, T, d]
     for (std::size_t k = 0; k < L; ++k)
       model.hook(layers[k]).set_capture([&captured, k](const at::Tensor& x, const at::Tensor&) { captured[k] = x; });
@@ -92,7 +96,12 @@ UnitResult run_capture(const ExperimentInput& in) {
     for (std::size_t k = 0; k < L; ++k) model.hook(layers[k]).clear_capture();
     for (auto& w : writers) w->close();
   }
-  // Every part is on disk before the group's leader commits the unit that names them.
+  // The directories created above are durable too (each writer synced its own), and every
+  // part is on disk before the group's leader commits the unit that names them.
+  for (const auto& [split_name, split] : in.params["splits"].items()) sync_directory(unit_dir + "/" + split_name);
+  sync_directory(unit_dir);
+  sync_directory(in.store_dir + "/activations");
+  sync_directory(in.store_dir);
   if (in.group != nullptr) in.group->barrier();
   UnitResult out;
   out.unit_id = in.unit_id;

@@ -72,7 +72,7 @@ HoldoutSplit holdout_split(std::int64_t n, double fraction, std::uint64_t seed) 
   std::vector<std::int64_t> idx(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
   std::iota(idx.begin(), idx.end(), 0);
   std::mt19937_64 rng(seed);
-  for (std::size_t i = idx.size(); i > 1; --i) {  // Fisher–Yates: the same on every platform
+  for (std::size_t i = idx.size(); i > 1; --i) {  // Fisher–Yates
     std::uniform_int_distribution<std::size_t> pick(0, i - 1);
     std::swap(idx[i - 1], idx[pick(rng)]);
   }

@@ -20,8 +20,9 @@ double roc_auc(const std::vector<double>& score, const std::vector<std::uint8_t>
 // differ, or a side is constant.
 double pearson_r(const std::vector<double>& x, const std::vector<double>& y);
 
-// A seeded hold-out: indices of `n` rows shuffled (mt19937_64) and split so that
-// round(n·fraction) rows are held out. Both lists are ascending.
+// A seeded hold-out: indices of `n` rows shuffled (mt19937_64, Fisher–Yates with
+// std::uniform_int_distribution, so the same for one standard library: every rank runs the
+// same binary) and split so that round(n·fraction) rows are held out. Both lists are ascending.
 struct HoldoutSplit {
   std::vector<std::int64_t> train, holdout;
 };

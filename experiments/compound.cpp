@@ -37,10 +37,12 @@ UnitResult run_compound(const ExperimentInput& in) {
   const std::int64_t context = in.params["context"].get<std::int64_t>();
   const double lambda = in.params["lambda"].get<double>();
   std::vector<Gate> gates;
-  std::vector<AffineMap> maps;
+  std::vector<AffineMap> maps;  // on the model's device once
+  const at::Device dev = model.parameters().front().device();
   for (std::size_t k = 0; k < layers.size(); ++k) {
     gates.push_back(Gate::load(in.deps[k + 1], gate_key(in.model_name, in.corpus_name, layers[k]) + "/chosen"));
-    maps.push_back(surrogate_map(in.deps[0], in.model_name, in.corpus_name, layers[k], lambda, in.unit_id));
+    const AffineMap m = surrogate_map(in.deps[0], in.model_name, in.corpus_name, layers[k], lambda, in.unit_id);
+    maps.push_back({m.weight.to(dev), m.bias.to(dev)});
   }
   const Windows w = unit_windows(in, in.params["split"], context);
   check_windows(model, w);

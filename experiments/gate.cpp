@@ -49,6 +49,10 @@ UnitResult run_gate(const ExperimentInput& in) {
   const CapturedRows eval_rows = read_captured(in.store_dir, capture, "eval", layer);
   const std::vector<std::uint8_t> y_eval = gate_labels(eval_rows.delta, threshold);
 
+  for (const CapturedRows* r : {&gate_rows, &select_rows, &eval_rows})
+    if (r->x.size(1) != model.config().d_model)
+      throw StorageError(in.unit_id + ": captured X has width " + std::to_string(r->x.size(1)) + ", the model " +
+                             std::to_string(model.config().d_model), ExitCode::kBadInput);
   std::vector<Gate> gates;
   std::vector<double> auc, select_auc, eval_auc;
   std::size_t chosen = 0;
@@ -62,7 +66,9 @@ UnitResult run_gate(const ExperimentInput& in) {
 
   // Hard-routed evaluation of every variant on the eval split: one base pass caches the
   // stream entering the layer; each variant recomputes layers ℓ..L−1 with its routing.
-  const AffineMap map = surrogate_map(fit, in.model_name, in.corpus_name, layer, in.params["lambda"].get<double>(), in.unit_id);
+  const AffineMap cpu_map = surrogate_map(fit, in.model_name, in.corpus_name, layer, in.params["lambda"].get<double>(), in.unit_id);
+  const at::Device device = model.parameters().front().device();
+  const AffineMap map{cpu_map.weight.to(device), cpu_map.bias.to(device)};  // uploaded once
   const Windows w = unit_windows(in, in.params["split"], context);
   check_windows(model, w);
   const std::size_t V = variants.size(), count = static_cast<std::size_t>(w.count);
@@ -73,7 +79,6 @@ UnitResult run_gate(const ExperimentInput& in) {
   {
     HookReset reset(model);
     c10::InferenceMode guard;
-    const at::Device device = model.parameters().front().device();
     for (std::int64_t b = 0; b < mine.count; b += in.batch) {
       const std::int64_t n = std::min(in.batch, mine.count - b);
       const at::Tensor ids = window_ids(mine, b, n, device);

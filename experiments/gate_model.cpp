@@ -117,12 +117,17 @@ Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::T
           params[i]->sub_(opt.mlp_lr * (m1[i] / c1) / ((m2[i] / c2).sqrt() + eps));
         }
       }
-      g.p_ = p.to(at::kDouble);
+      g.p_ = p.to(at::kDouble);  // mlp:H runs a fixed number of Adam steps: no convergence test
       g.v_ = v.to(at::kDouble);
       g.c_ = c.item<double>();
       break;
     }
   }
+  // Logistic gates are meant to be solved: a gradient far above the tolerance is a failure,
+  // not a result (the precision floor of float64 sits orders of magnitude below this).
+  if (variant.kind != GateVariant::Kind::kMlp && !(g.logistic_.gradient_max <= 1e-6))
+    throw InputError("gate " + variant.name() + ": logistic regression did not converge (max |gradient| " +
+                     std::to_string(g.logistic_.gradient_max) + " after " + std::to_string(g.logistic_.iterations) + " Newton steps)");
   return g;
 }
 
@@ -169,6 +174,8 @@ void Gate::save(UnitResult& unit, const std::string& prefix) const {
   }
   unit.arrays[prefix + "/logistic/weight"] = to_array(logistic_.weight);
   unit.arrays[prefix + "/logistic/bias"] = {{1}, {logistic_.bias}};
+  // Diagnostics: Newton steps and max |gradient| at the solution.
+  unit.arrays[prefix + "/logistic/solver"] = {{2}, {static_cast<double>(logistic_.iterations), logistic_.gradient_max}};
   if (variant_.kind == GateVariant::Kind::kPca) {
     unit.arrays[prefix + "/pca/mean"] = to_array(pca_.mean);
     unit.arrays[prefix + "/pca/components"] = to_array(pca_.components);
@@ -178,7 +185,8 @@ void Gate::save(UnitResult& unit, const std::string& prefix) const {
 Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
   Gate g;
   const ArrayData& kind = need(unit, prefix + "/kind");
-  if (kind.values.size() != 2 || kind.values[0] < 0 || kind.values[0] > 2 || kind.values[1] < 0)
+  if (kind.values.size() != 2 || !(kind.values[0] == 0 || kind.values[0] == 1 || kind.values[0] == 2) ||
+      !(kind.values[1] >= 0 && kind.values[1] <= (1 << 20)) || kind.values[1] != std::floor(kind.values[1]))
     throw StorageError("unit " + unit.unit_id + ": malformed gate kind at '" + prefix + "'", ExitCode::kBadInput);
   g.variant_.kind = static_cast<GateVariant::Kind>(static_cast<int>(kind.values[0]));
   g.variant_.size = static_cast<std::int64_t>(kind.values[1]);
@@ -195,7 +203,8 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
     const ArrayData& c = need(unit, prefix + "/mlp/c");
     check(c.values.size() == 1, "mlp/c");
     g.c_ = c.values[0];
-    check(g.p_.dim() == 2 && g.p_.size(1) == d && g.v_.dim() == 1 && g.v_.size(0) == g.p_.size(0), "mlp");
+    check(g.p_.dim() == 2 && g.p_.size(1) == d && g.v_.dim() == 1 && g.v_.size(0) == g.p_.size(0) &&
+              g.p_.size(0) == g.variant_.size, "mlp");
     return g;
   }
   g.logistic_.weight = to_tensor(need(unit, prefix + "/logistic/weight"));
@@ -206,7 +215,7 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
     g.pca_.mean = to_tensor(need(unit, prefix + "/pca/mean"));
     g.pca_.components = to_tensor(need(unit, prefix + "/pca/components"));
     check(g.pca_.components.dim() == 2 && g.pca_.components.size(1) == d && g.pca_.mean.numel() == d &&
-              g.logistic_.weight.numel() == g.pca_.components.size(0), "pca");
+              g.logistic_.weight.numel() == g.pca_.components.size(0) && g.variant_.size >= g.pca_.components.size(0), "pca");
   } else {
     check(g.logistic_.weight.dim() == 1 && g.logistic_.weight.numel() == d, "logistic");
   }

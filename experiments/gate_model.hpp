@@ -34,11 +34,14 @@ struct GateTraining {
 // (mlp:H). Immutable after training; logits() is thread-compatible.
 class Gate {
  public:
-  // Trains on x [n, d] (any float dtype) and labels [n] (0/1). Deterministic for a seed.
+  // Trains on x [n, d] (any float dtype) and labels [n] (0/1). Deterministic for a seed (one
+  // standard library: the seeded draws use std::normal_distribution). Throws InputError when a
+  // logistic fit ends with max |gradient| above 1e-6 (not solved), c10::Error on a label
+  // count that does not match x.
   static Gate train(const GateVariant& variant, const at::Tensor& x, const at::Tensor& labels, const GateTraining& options);
   // Reads a gate stored by save() under `prefix`; throws StorageError(kBadInput) naming it.
   static Gate load(const UnitResult& unit, const std::string& prefix);
-  // Adds the gate's arrays under `prefix`: scaler/{mean,scale}, and logistic/{weight,bias},
+  // Adds the gate's arrays under `prefix`: scaler/{mean,scale}, and logistic/{weight,bias,solver},
   // pca/{mean,components} or mlp/{P,v,c}, plus kind/size.
   void save(UnitResult& unit, const std::string& prefix) const;
 

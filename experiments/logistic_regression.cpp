@@ -156,14 +156,12 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const at::Tensor& y_in, const
         break;
       }
     }
-    if (!accepted) {  // no decrease at machine precision: at the optimum
-      m.converged = true;
-      break;
-    }
+    if (!accepted) break;  // no progress at machine precision: the precision floor, converged or not
     beta = beta_new, z = z_new, f = f_new;
     grad = grad_new.defined() ? grad_new : gradient(beta, z);
   }
   m.gradient_max = grad.abs().max().item<double>();  // at the returned β (also after max_iter)
+  m.converged = m.gradient_max <= opt.tol;
   m.weight = beta.slice(0, 0, d).clone();
   m.bias = beta[d].item<double>();
   return m;

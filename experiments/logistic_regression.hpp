@@ -19,15 +19,16 @@ struct LogisticModel {
   double bias = 0;
   std::int64_t iterations = 0;
   double gradient_max = 0;  // ‖∇‖∞ of the objective at the solution
-  bool converged = false;
+  bool converged = false;   // gradient_max ≤ tol
 };
 
 // Fits on x [n, d] (float64, already standardised) and labels y [n] (0/1, any dtype). Newton
 // steps (solved by conjugate gradients preconditioned with a Hessian formed once, re-formed when
 // the solves slow down) with a backtracking line search on the exact objective, or, once the
-// objective no longer resolves progress, on the gradient; converged when ‖∇‖∞ ≤ tol or a step
-// decreases neither. Works with one class present (the intercept grows until the tolerance
-// stops it). Throws InputError on shape mismatch or n = 0.
+// objective no longer resolves progress, on the gradient. Stops when ‖∇‖∞ ≤ tol, after
+// max_iter steps, or when a step decreases neither (the precision floor); `converged` and
+// `gradient_max` say which, and the caller decides. Works with one class present (the
+// intercept grows until the tolerance stops it). Throws InputError on shape mismatch or n = 0.
 LogisticModel fit_logistic(const at::Tensor& x, const at::Tensor& y, const LogisticOptions& options = {});
 
 // Decision values x·w + b [n] float64 (probability = σ of it).

@@ -45,6 +45,12 @@ UnitResult run_token_context(const ExperimentInput& in) {
   const at::Tensor y_train = at::tensor(std::vector<double>(labels.begin(), labels.end()), at::kDouble)
                                  .index_select(0, at::tensor(hs.train, at::kLong));
 
+  if (rows.x.size(1) != in.model->config().d_model)
+    throw StorageError(in.unit_id + ": captured X has width " + std::to_string(rows.x.size(1)) + ", the model " +
+                           std::to_string(in.model->config().d_model), ExitCode::kBadInput);
+  for (auto id : rows.token_ids)
+    if (id < 0 || id >= in.model->config().vocab_size)
+      throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary", ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
   const at::Tensor e = token_component(*in.model, rows);
   const at::Tensor c = x - e;

@@ -63,30 +63,47 @@ std::vector<std::int64_t> experiment_layers(const nlohmann::json& p, const std::
                                             std::int64_t model_layers);
 nlohmann::json experiment_params(const SweepSpec& spec, const char* name);
 
+// The layers the stats, fit and capture units cover: the sweep's, plus every layer of a
+// measurement experiment outside them (token_context and clusters layers, the nofly layer).
+std::vector<std::int64_t> covered_layers(const SweepSpec& spec, const ModelSpec& m, const std::vector<std::int64_t>& sweep_layers) {
+  std::set<std::int64_t> out(sweep_layers.begin(), sweep_layers.end());
+  for (const char* name : {"token_context", "clusters"}) {
+    const nlohmann::json p = experiment_params(spec, name);
+    if (p.is_null()) continue;
+    const auto l = experiment_layers(p["layers"], sweep_layers, m.layers);
+    out.insert(l.begin(), l.end());
+  }
+  const nlohmann::json nofly = experiment_params(spec, "nofly");
+  if (!nofly.is_null()) out.insert(nofly["layer"].get<std::int64_t>() < 0 ? m.layers / 2 : nofly["layer"].get<std::int64_t>());
+  return {out.begin(), out.end()};
+}
+
 // The capture unit of (model, corpus) and the units that read its shards: gate (per layer),
 // token_context and clusters (per layer of their own selection), compound. Returns the
 // capture unit's id (nofly, per model, is added by the caller).
 std::string add_capture_units(const SweepSpec& spec, const ModelSpec& m, const std::string& corpus, const std::string& format,
-                              const std::vector<std::int64_t>& layers, const std::map<std::string, std::string>& inputs,
-                              const std::string& fit_id, const nlohmann::json& lambda, Plan* plan) {
+                              const std::vector<std::int64_t>& sweep_layers, const std::vector<std::int64_t>& layers,
+                              const std::map<std::string, std::string>& inputs, const std::string& fit_id,
+                              const nlohmann::json& lambda, Plan* plan) {
   const nlohmann::json gate_p = experiment_params(spec, "gate"), tc_p = experiment_params(spec, "token_context"),
                        nofly_p = experiment_params(spec, "nofly"), clusters_p = experiment_params(spec, "clusters"),
                        compound_p = experiment_params(spec, "compound");
-  const std::vector<std::int64_t> gate_layers = gate_p.is_null() ? std::vector<std::int64_t>{} : layers;
-  const auto tc_layers = tc_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(tc_p["layers"], layers, m.layers);
-  const auto cl_layers = clusters_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(clusters_p["layers"], layers, m.layers);
-  std::set<std::int64_t> needed(gate_layers.begin(), gate_layers.end());
-  needed.insert(tc_layers.begin(), tc_layers.end());
-  needed.insert(cl_layers.begin(), cl_layers.end());
-  if (!nofly_p.is_null()) needed.insert(nofly_p["layer"].get<std::int64_t>() < 0 ? m.layers / 2 : nofly_p["layer"].get<std::int64_t>());
-
+  const std::vector<std::int64_t> gate_layers = gate_p.is_null() ? std::vector<std::int64_t>{} : sweep_layers;
+  const auto tc_layers = tc_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(tc_p["layers"], sweep_layers, m.layers);
+  const auto cl_layers =
+      clusters_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(clusters_p["layers"], sweep_layers, m.layers);
+  // What is captured must not depend on which experiment reads it, so that changing one
+  // experiment's layers or adding one reruns only that experiment: every layer of the sweep
+  // plus any experiment layer outside it, and every one of the gate, select and eval splits
+  // the spec defines.
   Unit cap;
   cap.kind = "capture";
   cap.model = m.name;
   cap.corpus = corpus;
   nlohmann::json splits = {{"gate", split_json(spec, "gate")}};
-  if (!gate_p.is_null()) splits["select"] = split_json(spec, "select"), splits["eval"] = split_json(spec, "eval");
-  cap.params = {{"splits", splits}, {"context", spec.context}, {"layers", std::vector<std::int64_t>(needed.begin(), needed.end())},
+  for (const char* name : {"select", "eval"})
+    if (spec.splits.count(name)) splits[name] = split_json(spec, name);
+  cap.params = {{"splits", splits}, {"context", spec.context}, {"layers", layers},
                 {"lambda", lambda}, {"format", format}, {"activation_dtype", spec.runtime.activation_dtype}};
   cap.inputs = inputs;
   cap.deps = {fit_id};
@@ -213,6 +230,8 @@ Plan make_plan(const SweepSpec& spec) {
         if (c.name != nofly_source) nofly_targets.push_back(c.name);
     if (nofly_targets.empty())
       throw SpecError(spec.file + ": experiments.nofly: needs a target corpus other than its source '" + nofly_source + "'");
+    for (const auto& t : nofly_targets)
+      if (t == nofly_source) throw SpecError(spec.file + ": experiments.nofly.targets: '" + t + "' is also the source corpus");
   }
   if (!want_fit && !want_all_linear && !want_capture) return plan;
 
@@ -225,6 +244,7 @@ Plan make_plan(const SweepSpec& spec) {
   }
   for (const auto& m : spec.models) {
     const auto layers = spec.layers.resolve(m.layers);
+    const auto fit_layers = want_capture ? covered_layers(spec, m, layers) : layers;
     std::map<std::string, std::string> capture_ids;  // corpus -> capture unit
     for (const auto& c : spec.corpora) {
       const std::string format = c.format.empty() ? corpus_format_name(guess_corpus_format(c.path)) : c.format;
@@ -233,22 +253,22 @@ Plan make_plan(const SweepSpec& spec) {
       stats.kind = "stats";
       stats.model = m.name;
       stats.corpus = c.name;
-      stats.params = {{"split", split_json(spec, "fit")}, {"context", spec.context}, {"layers", layers}, {"format", format}};
+      stats.params = {{"split", split_json(spec, "fit")}, {"context", spec.context}, {"layers", fit_layers}, {"format", format}};
       stats.inputs = {{"model", model_fp[m.name]}, {"stream", stream}};
       finish(stats);
       Unit fit;
       fit.kind = "fit";
       fit.model = m.name;
       fit.corpus = c.name;
-      fit.params = {{"lambda", fit_params["lambda"]}, {"layers", layers}};
+      fit.params = {{"lambda", fit_params["lambda"]}, {"layers", fit_layers}};
       fit.deps = {stats.id};
       finish(fit);
       const std::string fit_id = fit.id;
       plan.units.push_back(std::move(stats));
       plan.units.push_back(std::move(fit));
       if (want_capture)
-        capture_ids[c.name] = add_capture_units(spec, m, c.name, format, layers, {{"model", model_fp[m.name]}, {"stream", stream}},
-                                                fit_id, fit_params["lambda"][0], &plan);
+        capture_ids[c.name] = add_capture_units(spec, m, c.name, format, layers, fit_layers,
+                                                {{"model", model_fp[m.name]}, {"stream", stream}}, fit_id, fit_params["lambda"][0], &plan);
       if (!want_all_linear) continue;
       nlohmann::json al = nlohmann::json::parse(spec.experiments.at("all_linear"));
       Unit u;

@@ -203,13 +203,17 @@ void check_values(const Ctx& ctx, const std::string& name, const YAML::Node& par
       const std::string t = v.get<std::string>();
       const auto colon = t.find(':');
       const std::string kind = t.substr(0, colon), size = colon == std::string::npos ? "" : t.substr(colon + 1);
-      const bool sized = (kind == "pca" || kind == "mlp") && !size.empty() && size.size() <= 7 &&
-                         size.find_first_not_of("0123456789") == std::string::npos && std::stoll(size) >= 1;
-      if (t != "linear" && !sized) fail("variants", "'" + t + "' is not a gate variant (linear, pca:K or mlp:H)");
+      const bool sized = (kind == "pca" || kind == "mlp") && !size.empty() && size.size() <= 7 && size[0] != '0' &&
+                         size.find_first_not_of("0123456789") == std::string::npos && std::stoll(size) <= (1 << 20);
+      if (t != "linear" && !sized) fail("variants", "'" + t + "' is not a gate variant (linear, pca:K or mlp:H, 1 ≤ K, H ≤ 1048576)");
     }
+    std::set<std::string> distinct;
+    for (const auto& v : j["variants"]) distinct.insert(v.get<std::string>());
+    if (distinct.size() != j["variants"].size()) fail("variants", "lists a gate variant twice");
   }
   if (name == "nofly") {
     const auto layer = j["layer"].get<std::int64_t>();
+    if (layer < -1) fail("layer", "expected a layer, or -1 for each model's middle layer");
     for (const auto& m : spec.models)
       if (layer >= m.layers) fail("layer", "layer " + std::to_string(layer) + " is outside model '" + m.name + "'");
     for (const auto& t : j["targets"])

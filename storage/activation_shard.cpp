@@ -121,6 +121,15 @@ void ActivationWriter::append(const float* x, const float* y, const float* delta
   rows_ += rows;
 }
 
+void sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw StorageError(dir + ": cannot open for fsync: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int e = errno;
+  ::close(fd);
+  if (rc != 0) throw StorageError(dir + ": fsync failed: " + std::strerror(e));
+}
+
 void ActivationWriter::close() {
   if (closed_) return;
   write_int_attribute(file_, "rows", rows_);
@@ -136,13 +145,7 @@ void ActivationWriter::close() {
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw StorageError(path_ + ": rename failed: " + std::strerror(errno));
   // The rename is durable only once the directory is: a unit committed after close() may rely on it.
   const auto slash = path_.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash);
-  fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw StorageError(dir + ": fsync failed: " + std::strerror(errno));
-  }
-  ::close(fd);
+  sync_directory(slash == std::string::npos ? "." : path_.substr(0, slash));
   closed_ = true;
 }
 
@@ -177,6 +180,10 @@ ActivationReader::ActivationReader(const std::string& path) : path_(path) {
     ids_ = open("token_ids", 1, true);
     window_ = open("window", 1, true);
     position_ = open("position", 1, true);
+    // Declared sizes are checked before anything is allocated from them: a chunked dataset
+    // can claim a huge extent with no storage behind it.
+    if (rows_ < 0 || rows_ > (std::int64_t{1} << 40) || d_ < 1 || d_ > (1 << 20) || rows_ > (std::int64_t{1} << 36) / d_)
+      throw StorageError("declared size " + std::to_string(rows_) + " x " + std::to_string(d_) + " is out of range");
   } catch (const Error& e) {
     throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
   }

@@ -56,6 +56,10 @@ class ActivationWriter {
   bool closed_ = false;
 };
 
+// fsyncs a directory, so that entries created or renamed in it survive a crash. Throws
+// StorageError naming it.
+void sync_directory(const std::string& dir);
+
 // Reads a closed shard in row ranges (for gate training). Validates dataset shapes and
 // agreement of row counts on open; throws StorageError(kBadInput) naming the file.
 class ActivationReader {

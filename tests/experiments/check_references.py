@@ -51,8 +51,9 @@ def units(kind):
 
 
 def captured(capture_id, split, layer):
-    parts = sorted(glob.glob(f"{store}/activations/{capture_id}/{split}/layer{layer}.part*.h5"))
-    assert parts, (capture_id, split, layer)
+    with h5py.File(f"{store}/units/{capture_id}.h5", "r") as u:  # how many parts the unit committed
+        n = int(u["arrays/capture/parts"][0])
+    parts = [f"{store}/activations/{capture_id}/{split}/layer{layer}.part{p}.h5" for p in range(n)]
     x, delta, tok = [], [], []
     for p in parts:
         with h5py.File(p, "r") as f:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs examples/fixture_measure.yaml (every measurement experiment, three models, two corpora)
 # with -n 1 and mpirun -n 3: the stores must hold the same rows (compare_stores.py) and
-# `linsweep tables` must print the same summaries.
+# `linsweep tables` must print the same summaries. Then -n 3 with worker groups of 2 ranks
+# (capture shards in two parts, windows sharded, sums all-reduced) must agree within
+# compare_stores.py's tolerances.
 # Usage: measure_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -12,6 +14,11 @@ spec="$src/examples/fixture_measure.yaml"
 "$bin" run "$spec" --store "$work/n1" --quiet
 mpirun -n 3 "$bin" run "$spec" --store "$work/n3" --quiet
 /usr/bin/python3 "$src/tests/orchestrator/compare_stores.py" "$work/n1" "$work/n3"
+sed 's/ranks_per_group: 1/ranks_per_group: 2/' "$spec" | sed "s|\.\./tests/|$src/tests/|g" > "$work/rpg2.yaml"
+grep -q "ranks_per_group: 2" "$work/rpg2.yaml"
+mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/n3g2" --quiet
+/usr/bin/python3 "$src/tests/orchestrator/compare_stores.py" "$work/n1" "$work/n3g2"
+[ -n "$(ls "$work"/n3g2/activations/*/gate/layer0.part1.h5 2>/dev/null | head -1)" ]   # two parts were written
 "$bin" tables "$work/n1" --out "$work/tables-n1" > /dev/null
 "$bin" tables "$work/n3" --out "$work/tables-n3" > /dev/null
 diff "$work/tables-n1/tables.md" "$work/tables-n3/tables.md"

@@ -157,8 +157,10 @@ TEST_CASE("measurement experiments: capture, per-layer gate/token_context/cluste
                                             {"clusters", 4}, {"compound", 2}, {"nofly", 1}});
   for (const auto& u : plan.units) {
     if (u.kind == "capture") {
-      // Layers: gates and clusters at 0 and 2, token_context at 1, nofly at the middle (1).
+      // Layers: the sweep's (0, 2) plus token_context's 1 and the middle nofly layer (1); the
+      // fit it reads from covers them all.
       CHECK(u.params["layers"] == nlohmann::json({0, 1, 2}));
+      CHECK(by_id.at(u.deps[0])->params["layers"] == u.params["layers"]);
       CHECK(u.params["splits"].size() == 3);
       CHECK(u.tokens() == 512 + 256 + 256);
     }
@@ -170,10 +172,23 @@ TEST_CASE("measurement experiments: capture, per-layer gate/token_context/cluste
       CHECK(by_id.at(u.deps[1])->corpus == "t");
     }
   }
-  // Without gates, captures hold only the gate split; compound alone and nofly with one corpus are refused.
-  test::write_text(dir / "spec.yaml", head + "experiments:\n  clusters: {layers: [2]}\n");
-  for (const auto& u : make_plan(load_spec(dir / "spec.yaml")).units)
-    if (u.kind == "capture") CHECK(u.params["splits"].size() == 1);
+  // Captures do not depend on which experiments read them: adding gates or changing the
+  // clusters' layers (within the sweep's) reruns neither the captures nor the other units.
+  auto ids_of = [&](const std::string& experiments) {
+    test::write_text(dir / "spec.yaml", head + "experiments:\n" + experiments);
+    std::map<std::string, std::string> ids;
+    for (const auto& u : make_plan(load_spec(dir / "spec.yaml")).units) ids[u.slot] = u.id;
+    return ids;
+  };
+  const auto before = ids_of("  clusters: {layers: [2]}\n  token_context: {}\n");
+  const auto after = ids_of("  clusters: {layers: [0, 2]}\n  token_context: {}\n  gate: {}\n");
+  for (const auto& [slot, id] : before) {
+    INFO(slot);
+    CHECK(after.at(slot) == id);
+  }
+  // Compound alone, and nofly with one corpus or its source as a target, are refused.
+  test::write_text(dir / "spec.yaml", head + "experiments:\n  nofly: {targets: [s]}\n");
+  CHECK_THROWS_WITH(make_plan(load_spec(dir / "spec.yaml")), Catch::Contains("'s' is also the source corpus"));
   test::write_text(dir / "spec.yaml", head + "experiments:\n  compound: {}\n");
   CHECK_THROWS_WITH(make_plan(load_spec(dir / "spec.yaml")), Catch::Contains("experiments.compound: needs experiments.gate"));
   test::write_text(dir / "one.yaml", "store: " + (dir / "store") + "\ncontext: 32\nmodels:\n  - {name: a, path: " + m +
