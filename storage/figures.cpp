@@ -102,15 +102,26 @@ std::vector<std::string> write_figures(const Store& store, const std::string& ou
     for (auto& [label, s] : series) chart.add_series(std::move(s));
     write_svg(out_dir + "/token_context_" + safe_name(model) + ".svg", chart.render(), &written);
   }
-  const std::string act = store.dir() + "/activations";
-  if (std::filesystem::is_directory(act)) {
-    std::vector<std::string> shards;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(act))
-      // δ histograms of the gate split only (select and eval shards would triple the figures).
-      if (e.is_regular_file() && e.path().extension() == ".h5" && e.path().filename().string().rfind(".tmp-", 0) != 0 &&
-          e.path().parent_path().filename() != "select" && e.path().parent_path().filename() != "eval")
+  // δ histograms of committed capture units' gate-split shards only (not failed attempts'
+  // leftovers, nor the select and eval shards, which would triple the figures).
+  std::vector<std::string> shards;
+  for (const auto& id : store.committed_units()) {
+    const std::string dir = store.dir() + "/activations/" + id + "/gate";
+    if (id.rfind("capture-", 0) != 0 || !std::filesystem::is_directory(dir)) continue;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".h5" && e.path().filename().string().rfind(".tmp-", 0) != 0)
         shards.push_back(e.path().string());
-    std::sort(shards.begin(), shards.end());
+  }
+  // Shards written outside capture units (e.g. by tools) directly under STORE/activations/<name>/.
+  const std::string act = store.dir() + "/activations";
+  if (std::filesystem::is_directory(act))
+    for (const auto& d : std::filesystem::directory_iterator(act))
+      if (d.is_directory() && d.path().filename().string().rfind("capture-", 0) != 0)
+        for (const auto& e : std::filesystem::directory_iterator(d.path()))
+          if (e.is_regular_file() && e.path().extension() == ".h5" && e.path().filename().string().rfind(".tmp-", 0) != 0)
+            shards.push_back(e.path().string());
+  std::sort(shards.begin(), shards.end());
+  {
     for (const auto& path : shards) {
       ActivationReader r(path);
       if (!r.has_delta() || r.rows() == 0) continue;

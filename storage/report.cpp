@@ -80,6 +80,7 @@ void gating(const Tables& tables, std::vector<ReportTable>* out) {
   std::map<std::pair<std::string, std::string>, std::vector<const Row*>> groups;
   for (const auto& r : g.rows)
     if (a.i(r, "selected") == 1) groups[{a.s(r, "model"), a.s(r, "corpus")}].push_back(&r);
+  if (groups.empty()) return;  // rows from before the `selected` column: no choice to summarise
   ReportTable rt{"gating_summary", "Gating summary: each layer's gate chosen on the select split, reported on eval",
                  {"model", "corpus", "base PPL", "layers", "best layer", "best gate", "AUC", "Δ% [95% CI]", "% routed linear",
                   "avg % routed linear"},
