@@ -63,27 +63,19 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   if (in.group != nullptr) in.group->allreduce_sum(nll);  // each window is non-zero on one rank
 
   const double tokens = static_cast<double>(w.count * (context - 1));
-  const std::vector<double> base(nll.begin(), nll.begin() + static_cast<std::ptrdiff_t>(count));
-  double base_sum = 0;
-  for (double v : base) base_sum += v;
-  const double ppl_base = std::exp(base_sum / tokens);
+  const std::vector<double> base = block(nll, 0, count);
+  const double ppl_base = perplexity(base, tokens);
   Table rows = empty_table("all_linear");
   for (std::size_t k = 0; k < L; ++k) {
-    const std::vector<double> lin(nll.begin() + static_cast<std::ptrdiff_t>((1 + k) * count),
-                                  nll.begin() + static_cast<std::ptrdiff_t>((2 + k) * count));
-    double lin_sum = 0;
-    for (double v : lin) lin_sum += v;
-    const double ppl_lin = std::exp(lin_sum / tokens);
+    const std::vector<double> lin = block(nll, 1 + k, count);
+    const double ppl_lin = perplexity(lin, tokens);
     const double delta = 100.0 * (ppl_lin / ppl_base - 1.0);
     const auto [lo, hi] = bootstrap_delta_interval(base, lin, context - 1, in.params["bootstrap"].get<std::int64_t>(),
                                                    in.params["seed"].get<std::uint64_t>() + static_cast<std::uint64_t>(layers[k]));
     rows.rows.push_back({in.model_name, layers[k], in.corpus_name, ppl_base, ppl_lin, delta, lo, hi,
                          static_cast<std::int64_t>(tokens)});
   }
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   out.tables.push_back(std::move(rows));
   return out;
 }

@@ -41,9 +41,19 @@ UnitResult run_capture(const ExperimentInput& in) {
   const std::string unit_dir = in.store_dir + "/activations/" + in.unit_id;
   const std::int64_t per_window = context - 1;
 
+  // The base pass records X at every captured layer; the all-linear passes must not (their
+  // capture would also run the MLP beside each surrogate).
+  std::vector<at::Tensor> captured(L);  // X of the current batch per layer [n, T, d]
+  auto capture_x = [&](bool on) {
+    for (std::size_t k = 0; k < L; ++k) {
+      if (on) model.hook(layers[k]).set_capture([&captured, k](const at::Tensor& x, const at::Tensor&) { captured[k] = x; });
+      else model.hook(layers[k]).clear_capture();
+    }
+  };
   HookReset reset(model);
+  const std::vector<TokenId> stream = unit_stream(in);  // tokenized once for every split
   for (const auto& [split_name, split] : in.params["splits"].items()) {
-    const Windows all = unit_windows(in, split, context);
+    const Windows all = unit_windows(in, stream, split, context);
     check_windows(model, all);
     const Windows mine = my_shard(in, all);
     const std::int64_t first = my_shard_begin(in, all);
@@ -53,14 +63,12 @@ UnitResult run_capture(const ExperimentInput& in) {
     if (ec) throw StorageError(unit_dir + "/" + split_name + ": cannot create directory: " + ec.message());
     for (std::int64_t layer : layers)
       writers.push_back(std::make_unique<ActivationWriter>(capture_shard_path(in.store_dir, in.unit_id, split_name, layer, part), d, opt));
-    std::vector<at::Tensor> captured(L);  // X of the current batch per layer [n, T, d]
-    for (std::size_t k = 0; k < L; ++k)
-      model.hook(layers[k]).set_capture([&captured, k](const at::Tensor& x, const at::Tensor&) { captured[k] = x; });
     c10::InferenceMode guard;
     for (std::int64_t b = 0; b < mine.count; b += in.batch) {
       const std::int64_t n = std::min(in.batch, mine.count - b);
       const at::Tensor ids = window_ids(mine, b, n, device);  // [n, T]
       std::vector<at::Tensor> entering(L);                    // [n, T, d]
+      capture_x(true);
       at::Tensor h = model.embed(ids);
       for (std::int64_t l = 0, k = 0; l < model.num_layers(); ++l) {
         if (static_cast<std::size_t>(k) < L && layers[static_cast<std::size_t>(k)] == l) entering[static_cast<std::size_t>(k++)] = h;
@@ -80,7 +88,7 @@ UnitResult run_capture(const ExperimentInput& in) {
       std::vector<at::Tensor> xs;
       for (std::size_t k = 0; k < L; ++k)
         xs.push_back(captured[k].slice(1, 0, per_window).to(at::kCPU, at::kFloat).contiguous());
-      for (std::size_t k = 0; k < L; ++k) model.hook(layers[k]).clear_capture();
+      capture_x(false);
       for (std::size_t k = 0; k < L; ++k) {
         model.hook(layers[k]).use_affine(maps[k]);
         score_hidden(model, model.hidden_from(layers[k], entering[k]), ids, window_nll.data(), lin.data());
@@ -90,10 +98,7 @@ UnitResult run_capture(const ExperimentInput& in) {
         writers[k]->append(xs[k].data_ptr<float>(), nullptr, delta.data(), ids_cpu.data_ptr<std::int32_t>(), window.data(),
                            position.data(), static_cast<std::int64_t>(rows));
       }
-      for (std::size_t k = 0; k < L; ++k)
-        model.hook(layers[k]).set_capture([&captured, k](const at::Tensor& x, const at::Tensor&) { captured[k] = x; });
     }
-    for (std::size_t k = 0; k < L; ++k) model.hook(layers[k]).clear_capture();
     for (auto& w : writers) w->close();
   }
   // The directories created above are durable too (each writer synced its own), and every
@@ -103,10 +108,7 @@ UnitResult run_capture(const ExperimentInput& in) {
   sync_directory(in.store_dir + "/activations");
   sync_directory(in.store_dir);
   if (in.group != nullptr) in.group->barrier();
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   out.arrays["capture/parts"] = {{1}, {static_cast<double>(in.group == nullptr ? 1 : in.group->size())}};
   out.arrays["capture/layers"] = {{static_cast<std::int64_t>(L)}, std::vector<double>(layers.begin(), layers.end())};
   return out;

@@ -42,6 +42,16 @@ CapturedRows read_captured(const std::string& store_dir, const UnitResult& captu
   return out;
 }
 
+LabelledRows read_labelled(const std::string& store_dir, const UnitResult& capture, std::int64_t layer, double holdout,
+                           std::uint64_t seed) {
+  LabelledRows out;
+  out.rows = read_captured(store_dir, capture, "gate", layer);
+  out.threshold = gate_label_threshold(out.rows.delta);
+  out.labels = gate_labels(out.rows.delta, out.threshold);
+  out.split = holdout_split(out.rows.size(), holdout, seed);
+  return out;
+}
+
 at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index) {
   return x.index_select(0, at::tensor(index, at::kLong)).to(at::kDouble);
 }

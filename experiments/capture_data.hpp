@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/classification.hpp"
 #include "storage/unit_file.hpp"
 
 namespace linsweep {
@@ -33,6 +34,18 @@ struct CapturedRows {
 // capture unit.
 CapturedRows read_captured(const std::string& store_dir, const UnitResult& capture, const std::string& split,
                            std::int64_t layer);
+
+// A layer's gate-split rows with their labels (δ ≤ threshold, DESIGN §4) and a seeded
+// hold-out of them: what gate, token_context and clusters train and score on.
+struct LabelledRows {
+  CapturedRows rows;
+  double threshold = 0;               // gate_label_threshold of the gate split's δ
+  std::vector<std::uint8_t> labels;   // per row
+  HoldoutSplit split;                 // holdout_split(rows, holdout, seed)
+};
+// read_captured(…, "gate", layer) with its labels and hold-out; throws like read_captured.
+LabelledRows read_labelled(const std::string& store_dir, const UnitResult& capture, std::int64_t layer, double holdout,
+                           std::uint64_t seed);
 
 // Rows `index` (ascending or not) of x as a float64 tensor, and of a vector.
 at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index);

@@ -8,6 +8,7 @@
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/unit_data.hpp"
 #include "experiments/kmeans.hpp"
 #include "experiments/pca.hpp"
 
@@ -18,9 +19,10 @@ UnitResult run_clusters(const ExperimentInput& in) {
   const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
   const auto layer = in.params["layer"].get<std::int64_t>();
   const auto seed = in.params["seed"].get<std::uint64_t>() + static_cast<std::uint64_t>(layer);
-  const CapturedRows rows = read_captured(in.store_dir, capture, "gate", layer);
-  const std::vector<std::uint8_t> labels = gate_labels(rows.delta, gate_label_threshold(rows.delta));
-  const HoldoutSplit hs = holdout_split(rows.size(), in.params["holdout"].get<double>(), seed);
+  const LabelledRows labelled = read_labelled(in.store_dir, capture, layer, in.params["holdout"].get<double>(), seed);
+  const CapturedRows& rows = labelled.rows;
+  const std::vector<std::uint8_t>& labels = labelled.labels;
+  const HoldoutSplit& hs = labelled.split;
   if (hs.train.size() < 2) throw InputError(in.unit_id + ": too few captured rows for clusters");
 
   const at::Tensor x_train = rows_of(rows.x, hs.train);
@@ -51,10 +53,7 @@ UnitResult run_clusters(const ExperimentInput& in) {
   for (std::int64_t i = 0; i < held.size(0); ++i) score.push_back(rate[static_cast<std::size_t>(held[i].item<std::int64_t>())]);
   const double cluster_auc = roc_auc(score, rows_of(labels, hs.holdout));
 
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   Table t = empty_table("clusters");
   t.rows.push_back({in.model_name, layer, pca.explained_ratio.sum().item<double>(), cluster_auc, clean, in.corpus_name, k,
                     clusters.inertia, rows.size()});

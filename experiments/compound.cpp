@@ -23,7 +23,7 @@ double gate_flops(const Gate& g, double d) {
   const auto size = static_cast<double>(g.variant().size);
   switch (g.variant().kind) {
     case GateVariant::Kind::kLinear: return 2 * d;
-    case GateVariant::Kind::kPca: return 2 * d * size + 2 * size;
+    case GateVariant::Kind::kPca:  // a K×d projection (or H×d layer), then K (H) weights
     case GateVariant::Kind::kMlp: return 2 * d * size + 2 * size;
   }
   return 0;
@@ -75,17 +75,14 @@ UnitResult run_compound(const ExperimentInput& in) {
     in.group->allreduce_sum(routed);
   }
   const double tokens = static_cast<double>(w.count * (context - 1));
-  const std::vector<double> base(nll.begin(), nll.begin() + static_cast<std::ptrdiff_t>(count));
-  const std::vector<double> gated(nll.begin() + static_cast<std::ptrdiff_t>(count), nll.end());
-  double base_sum = 0, gated_sum = 0, routed_sum = 0, saved = 0;
-  for (double v : base) base_sum += v;
-  for (double v : gated) gated_sum += v;
+  const std::vector<double> base = block(nll, 0, count), gated = block(nll, 1, count);
+  double routed_sum = 0, saved = 0;
   const auto d = static_cast<double>(model.config().d_model), L = static_cast<double>(model.num_layers());
   for (std::size_t k = 0; k < layers.size(); ++k) {
     routed_sum += routed[k];
     saved += routed[k] * 14 * d * d - tokens * gate_flops(gates[k], d);  // per layer, over all scored tokens
   }
-  const double ppl_base = std::exp(base_sum / tokens), ppl = std::exp(gated_sum / tokens);
+  const double ppl_base = perplexity(base, tokens), ppl = perplexity(gated, tokens);
   const auto [lo, hi] = bootstrap_delta_interval(base, gated, context - 1, in.params["bootstrap"].get<std::int64_t>(),
                                                  in.params["seed"].get<std::uint64_t>());
   const double mlp_flops = tokens * L * 16 * d * d;
@@ -94,10 +91,7 @@ UnitResult run_compound(const ExperimentInput& in) {
   t.rows.push_back({in.model_name, in.corpus_name, layers.empty() ? 0.0 : 100.0 * routed_sum / (tokens * static_cast<double>(layers.size())),
                     ppl, 100.0 * (ppl / ppl_base - 1.0), 100.0 * saved / mlp_flops, 100.0 * saved / total_flops, lo, hi,
                     ppl_base, static_cast<std::int64_t>(layers.size())});
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   out.tables.push_back(std::move(t));
   return out;
 }

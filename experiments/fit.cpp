@@ -6,6 +6,7 @@
 
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/unit_data.hpp"
 #include "storage/surrogate_store.hpp"
 
 namespace linsweep {
@@ -24,10 +25,7 @@ UnitResult run_fit(const ExperimentInput& in) {
   if (in.deps.size() != 1) throw InputError(in.unit_id + ": a fit needs exactly its stats unit");
   const auto layers = in.params["layers"].get<std::vector<std::int64_t>>();
   auto lambdas = in.params["lambda"].get<std::vector<double>>();
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   Table fits = empty_table("fits");
   for (std::int64_t layer : layers) {
     const std::string key = surrogate_key(in.model_name, in.corpus_name, layer);

@@ -37,10 +37,11 @@ UnitResult run_gate(const ExperimentInput& in) {
   training.mlp_epochs = in.params["mlp_epochs"].get<std::int64_t>();
 
   // Labels: δ ≤ threshold, the threshold taken on the gate split and applied to every split.
-  const CapturedRows gate_rows = read_captured(in.store_dir, capture, "gate", layer);
-  const double threshold = gate_label_threshold(gate_rows.delta);
-  const std::vector<std::uint8_t> labels = gate_labels(gate_rows.delta, threshold);
-  const HoldoutSplit hs = holdout_split(gate_rows.size(), in.params["holdout"].get<double>(), seed);
+  const LabelledRows labelled = read_labelled(in.store_dir, capture, layer, in.params["holdout"].get<double>(), seed);
+  const CapturedRows& gate_rows = labelled.rows;
+  const double threshold = labelled.threshold;
+  const std::vector<std::uint8_t>& labels = labelled.labels;
+  const HoldoutSplit& hs = labelled.split;
   const at::Tensor x_train = rows_of(gate_rows.x, hs.train), x_hold = rows_of(gate_rows.x, hs.holdout);
   const at::Tensor y_train = label_tensor(rows_of(labels, hs.train));
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);
@@ -106,22 +107,14 @@ UnitResult run_gate(const ExperimentInput& in) {
   }
 
   const double tokens = static_cast<double>(w.count * (context - 1));
-  const std::vector<double> base(nll.begin(), nll.begin() + static_cast<std::ptrdiff_t>(count));
-  double base_sum = 0;
-  for (double v : base) base_sum += v;
-  const double ppl_base = std::exp(base_sum / tokens);
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  const std::vector<double> base = block(nll, 0, count);
+  const double ppl_base = perplexity(base, tokens);
+  UnitResult out = unit_result(in);
   Table rows = empty_table("gates");
   const std::string key = gate_key(in.model_name, in.corpus_name, layer);
   for (std::size_t v = 0; v < V; ++v) {
-    const std::vector<double> lin(nll.begin() + static_cast<std::ptrdiff_t>((1 + v) * count),
-                                  nll.begin() + static_cast<std::ptrdiff_t>((2 + v) * count));
-    double sum = 0;
-    for (double x : lin) sum += x;
-    const double ppl = std::exp(sum / tokens);
+    const std::vector<double> lin = block(nll, 1 + v, count);
+    const double ppl = perplexity(lin, tokens);
     const auto [lo, hi] = bootstrap_delta_interval(base, lin, context - 1, in.params["bootstrap"].get<std::int64_t>(), seed);
     rows.rows.push_back({in.model_name, layer, in.corpus_name, variants[v].name(), gates[v].parameter_count(), auc[v],
                          100.0 * routed[v] / tokens, ppl, 100.0 * (ppl / ppl_base - 1.0), lo, hi,

@@ -9,6 +9,7 @@
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/unit_data.hpp"
 
 namespace linsweep {
 namespace {
@@ -64,10 +65,7 @@ UnitResult run_nofly(const ExperimentInput& in) {
     rows.rows.push_back({in.model_name, layer, corpora[0], corpora[k], static_cast<std::int64_t>(list.size()), found, still,
                          flipped, pearson_r(a, b)});
   }
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   out.tables.push_back(std::move(rows));
   return out;
 }

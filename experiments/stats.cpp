@@ -41,10 +41,7 @@ UnitResult run_stats(const ExperimentInput& in) {
   }
   if (in.group != nullptr)  // sum every rank's partial sums, one message per layer
     for (NormalEquationSums& s : sums) s.allreduce(*in.group);
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   for (std::size_t i = 0; i < layers.size(); ++i) {
     StoredSurrogate st;
     st.stats = sums[i].centred();

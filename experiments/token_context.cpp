@@ -12,6 +12,7 @@
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/unit_data.hpp"
 #include "experiments/gate_model.hpp"
 #include "workers/model/language_model.hpp"
 
@@ -38,9 +39,10 @@ UnitResult run_token_context(const ExperimentInput& in) {
   const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
   const auto layer = in.params["layer"].get<std::int64_t>();
   const auto seed = in.params["seed"].get<std::uint64_t>() + static_cast<std::uint64_t>(layer);
-  const CapturedRows rows = read_captured(in.store_dir, capture, "gate", layer);
-  const std::vector<std::uint8_t> labels = gate_labels(rows.delta, gate_label_threshold(rows.delta));
-  const HoldoutSplit hs = holdout_split(rows.size(), in.params["holdout"].get<double>(), seed);
+  const LabelledRows labelled = read_labelled(in.store_dir, capture, layer, in.params["holdout"].get<double>(), seed);
+  const CapturedRows& rows = labelled.rows;
+  const std::vector<std::uint8_t>& labels = labelled.labels;
+  const HoldoutSplit& hs = labelled.split;
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);
   const at::Tensor y_train = at::tensor(std::vector<double>(labels.begin(), labels.end()), at::kDouble)
                                  .index_select(0, at::tensor(hs.train, at::kLong));
@@ -86,10 +88,7 @@ UnitResult run_token_context(const ExperimentInput& in) {
   add("token_lookup", roc_auc(lookup, y_hold));
   add("random", roc_auc(random, y_hold));
 
-  UnitResult out;
-  out.unit_id = in.unit_id;
-  out.kind = in.kind;
-  out.params = in.provenance;
+  UnitResult out = unit_result(in);
   out.tables.push_back(std::move(out_rows));
   return out;
 }

@@ -16,20 +16,41 @@
 
 namespace linsweep {
 
-Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context) {
+std::vector<TokenId> unit_stream(const ExperimentInput& in) {
   const CorpusFormat format = parse_corpus_format(in.corpus_format);
-  std::vector<TokenId> stream;
-  if (format == CorpusFormat::kNpy) {
-    stream = read_token_stream(in.corpus_path, format, nullptr, std::nullopt);
-  } else {
-    const BpeTokenizer tok = BpeTokenizer::from_directory(in.model_path);
-    std::optional<TokenId> eos = tok.eos_id();
-    if (!eos && in.model != nullptr && in.model->config().eos_token_id)
-      eos = static_cast<TokenId>(*in.model->config().eos_token_id);
-    stream = read_token_stream(in.corpus_path, format, &tok, eos);
-  }
+  if (format == CorpusFormat::kNpy) return read_token_stream(in.corpus_path, format, nullptr, std::nullopt);
+  const BpeTokenizer tok = BpeTokenizer::from_directory(in.model_path);
+  std::optional<TokenId> eos = tok.eos_id();
+  if (!eos && in.model != nullptr && in.model->config().eos_token_id) eos = static_cast<TokenId>(*in.model->config().eos_token_id);
+  return read_token_stream(in.corpus_path, format, &tok, eos);
+}
+
+Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const nlohmann::json& split,
+                     std::int64_t context) {
   return make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context,
                       in.corpus_path);
+}
+
+Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context) {
+  return unit_windows(in, unit_stream(in), split, context);
+}
+
+UnitResult unit_result(const ExperimentInput& in) {
+  UnitResult out;
+  out.unit_id = in.unit_id;
+  out.kind = in.kind;
+  out.params = in.provenance;
+  return out;
+}
+
+double perplexity(const std::vector<double>& window_nll, double tokens) {
+  double sum = 0;
+  for (double v : window_nll) sum += v;
+  return std::exp(sum / tokens);
+}
+
+std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size_t count) {
+  return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(k * count), v.begin() + static_cast<std::ptrdiff_t>((k + 1) * count));
 }
 
 AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const std::string& corpus, std::int64_t layer,

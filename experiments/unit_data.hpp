@@ -1,4 +1,4 @@
-// Inputs shared by experiments: a unit's windows, its surrogate keys, hook cleanup.
+// What experiments share: a unit's stream and windows, surrogates, result skeleton, perplexity, hook cleanup.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +12,24 @@
 
 namespace linsweep {
 
-// The windows of `split` ({start, tokens}) of the unit's corpus with `context` tokens each:
-// text corpora are tokenized with the model directory's tokenizer, documents joined by its
-// end-of-text id. Throws InputError naming the corpus.
+// The token stream of the unit's corpus: text corpora are tokenized with the model
+// directory's tokenizer, documents joined by its end-of-text id. Throws InputError naming the
+// corpus.
+std::vector<TokenId> unit_stream(const ExperimentInput& in);
+// The windows of `split` ({start, tokens}) of `stream` with `context` tokens each (a unit that
+// reads several splits tokenizes once). Throws InputError naming the corpus.
+Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const nlohmann::json& split,
+                     std::int64_t context);
+// unit_windows of unit_stream(in).
 Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context);
+
+// A result carrying the unit's id, kind and provenance, for the experiment to fill.
+UnitResult unit_result(const ExperimentInput& in);
+
+// exp(Σ nll / tokens) of per-window NLL sums.
+double perplexity(const std::vector<double>& window_nll, double tokens);
+// Entries [k·count, (k+1)·count) of `v`: one block of a [blocks × windows] NLL array.
+std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size_t count);
 
 // This rank's contiguous shard of `w` within in.group (all of `w` without a group).
 Windows my_shard(const ExperimentInput& in, const Windows& w);

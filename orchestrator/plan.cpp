@@ -63,35 +63,49 @@ std::vector<std::int64_t> experiment_layers(const nlohmann::json& p, const std::
                                             std::int64_t model_layers);
 nlohmann::json experiment_params(const SweepSpec& spec, const char* name);
 
+// The measurement experiments' parameters, parsed once per plan (null when not requested).
+struct Measurements {
+  nlohmann::json gate, token_context, nofly, clusters, compound;
+  explicit Measurements(const SweepSpec& spec)
+      : gate(experiment_params(spec, "gate")), token_context(experiment_params(spec, "token_context")),
+        nofly(experiment_params(spec, "nofly")), clusters(experiment_params(spec, "clusters")),
+        compound(experiment_params(spec, "compound")) {}
+  // Whether any of them reads captured activations.
+  bool need_capture() const { return !gate.is_null() || !token_context.is_null() || !nofly.is_null() || !clusters.is_null(); }
+  // The nofly layer of a model: -1 means its middle layer.
+  std::int64_t nofly_layer(const ModelSpec& m) const {
+    const auto l = nofly["layer"].get<std::int64_t>();
+    return l < 0 ? m.layers / 2 : l;
+  }
+  // The layers of token_context or clusters (empty when not requested).
+  std::vector<std::int64_t> layers_of(const nlohmann::json& p, const ModelSpec& m, const std::vector<std::int64_t>& sweep_layers) const {
+    return p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(p["layers"], sweep_layers, m.layers);
+  }
+};
+
 // The layers the stats, fit and capture units cover: the sweep's, plus every layer of a
 // measurement experiment outside them (token_context and clusters layers, the nofly layer).
-std::vector<std::int64_t> covered_layers(const SweepSpec& spec, const ModelSpec& m, const std::vector<std::int64_t>& sweep_layers) {
+std::vector<std::int64_t> covered_layers(const Measurements& x, const ModelSpec& m, const std::vector<std::int64_t>& sweep_layers) {
   std::set<std::int64_t> out(sweep_layers.begin(), sweep_layers.end());
-  for (const char* name : {"token_context", "clusters"}) {
-    const nlohmann::json p = experiment_params(spec, name);
-    if (p.is_null()) continue;
-    const auto l = experiment_layers(p["layers"], sweep_layers, m.layers);
+  for (const nlohmann::json* p : {&x.token_context, &x.clusters}) {
+    const auto l = x.layers_of(*p, m, sweep_layers);
     out.insert(l.begin(), l.end());
   }
-  const nlohmann::json nofly = experiment_params(spec, "nofly");
-  if (!nofly.is_null()) out.insert(nofly["layer"].get<std::int64_t>() < 0 ? m.layers / 2 : nofly["layer"].get<std::int64_t>());
+  if (!x.nofly.is_null()) out.insert(x.nofly_layer(m));
   return {out.begin(), out.end()};
 }
 
 // The capture unit of (model, corpus) and the units that read its shards: gate (per layer),
 // token_context and clusters (per layer of their own selection), compound. Returns the
 // capture unit's id (nofly, per model, is added by the caller).
-std::string add_capture_units(const SweepSpec& spec, const ModelSpec& m, const std::string& corpus, const std::string& format,
-                              const std::vector<std::int64_t>& sweep_layers, const std::vector<std::int64_t>& layers,
-                              const std::map<std::string, std::string>& inputs, const std::string& fit_id,
-                              const nlohmann::json& lambda, Plan* plan) {
-  const nlohmann::json gate_p = experiment_params(spec, "gate"), tc_p = experiment_params(spec, "token_context"),
-                       nofly_p = experiment_params(spec, "nofly"), clusters_p = experiment_params(spec, "clusters"),
-                       compound_p = experiment_params(spec, "compound");
+std::string add_capture_units(const SweepSpec& spec, const Measurements& x, const ModelSpec& m, const std::string& corpus,
+                              const std::string& format, const std::vector<std::int64_t>& sweep_layers,
+                              const std::vector<std::int64_t>& layers, const std::map<std::string, std::string>& inputs,
+                              const std::string& fit_id, const nlohmann::json& lambda, Plan* plan) {
+  const nlohmann::json &gate_p = x.gate, &tc_p = x.token_context, &clusters_p = x.clusters, &compound_p = x.compound;
   const std::vector<std::int64_t> gate_layers = gate_p.is_null() ? std::vector<std::int64_t>{} : sweep_layers;
-  const auto tc_layers = tc_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(tc_p["layers"], sweep_layers, m.layers);
-  const auto cl_layers =
-      clusters_p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(clusters_p["layers"], sweep_layers, m.layers);
+  const auto tc_layers = x.layers_of(tc_p, m, sweep_layers);
+  const auto cl_layers = x.layers_of(clusters_p, m, sweep_layers);
   // What is captured must not depend on which experiment reads it, so that changing one
   // experiment's layers or adding one reruns only that experiment: every layer of the sweep
   // plus any experiment layer outside it, and every one of the gate, select and eval splits
@@ -210,14 +224,13 @@ Plan make_plan(const SweepSpec& spec) {
   Plan plan;
   const bool want_fit = spec.experiments.count("fit") > 0;
   const bool want_all_linear = spec.experiments.count("all_linear") > 0;
-  const nlohmann::json gate_p = experiment_params(spec, "gate"), tc_p = experiment_params(spec, "token_context"),
-                       nofly_p = experiment_params(spec, "nofly"), clusters_p = experiment_params(spec, "clusters"),
-                       compound_p = experiment_params(spec, "compound");
-  const bool want_capture = !gate_p.is_null() || !tc_p.is_null() || !nofly_p.is_null() || !clusters_p.is_null();
+  const Measurements measure(spec);
+  const nlohmann::json& nofly_p = measure.nofly;
+  const bool want_capture = measure.need_capture();
   for (const auto& name : known_experiments())
     if (spec.experiments.count(name) && (name == "progressive" || name == "finetune")) plan.not_planned.push_back(name);
   if (spec.experiments.count("noop")) add_noop_units(spec, &plan);
-  if (!compound_p.is_null() && gate_p.is_null())
+  if (!measure.compound.is_null() && measure.gate.is_null())
     throw SpecError(spec.file + ": experiments.compound: needs experiments.gate (it combines every layer's chosen gate)");
   std::string nofly_source;
   std::vector<std::string> nofly_targets;
@@ -244,7 +257,7 @@ Plan make_plan(const SweepSpec& spec) {
   }
   for (const auto& m : spec.models) {
     const auto layers = spec.layers.resolve(m.layers);
-    const auto fit_layers = want_capture ? covered_layers(spec, m, layers) : layers;
+    const auto fit_layers = want_capture ? covered_layers(measure, m, layers) : layers;
     std::map<std::string, std::string> capture_ids;  // corpus -> capture unit
     for (const auto& c : spec.corpora) {
       const std::string format = c.format.empty() ? corpus_format_name(guess_corpus_format(c.path)) : c.format;
@@ -267,7 +280,7 @@ Plan make_plan(const SweepSpec& spec) {
       plan.units.push_back(std::move(stats));
       plan.units.push_back(std::move(fit));
       if (want_capture)
-        capture_ids[c.name] = add_capture_units(spec, m, c.name, format, layers, fit_layers,
+        capture_ids[c.name] = add_capture_units(spec, measure, m, c.name, format, layers, fit_layers,
                                                 {{"model", model_fp[m.name]}, {"stream", stream}}, fit_id, fit_params["lambda"][0], &plan);
       if (!want_all_linear) continue;
       nlohmann::json al = nlohmann::json::parse(spec.experiments.at("all_linear"));
@@ -288,8 +301,7 @@ Plan make_plan(const SweepSpec& spec) {
       u.kind = "nofly";
       u.model = m.name;
       u.corpus = nofly_source;
-      std::int64_t layer = nofly_p["layer"].get<std::int64_t>();
-      if (layer < 0) layer = m.layers / 2;
+      const std::int64_t layer = measure.nofly_layer(m);
       nlohmann::json corpora = {nofly_source};
       u.deps = {capture_ids.at(nofly_source)};
       for (const auto& t : nofly_targets) corpora.push_back(t), u.deps.push_back(capture_ids.at(t));

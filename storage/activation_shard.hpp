@@ -60,8 +60,9 @@ class ActivationWriter {
 // StorageError naming it.
 void sync_directory(const std::string& dir);
 
-// Reads a closed shard in row ranges (for gate training). Validates dataset shapes and
-// agreement of row counts on open; throws StorageError(kBadInput) naming the file.
+// Reads a closed shard in row ranges (for gate training). Validates dataset shapes, agreement
+// of row counts and the declared size (rows·d ≤ 2^36, d ≤ 2^20) on open, before anything is
+// allocated; throws StorageError(kBadInput) naming the file.
 class ActivationReader {
  public:
   explicit ActivationReader(const std::string& path);

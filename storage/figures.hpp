@@ -14,8 +14,8 @@ class Store;
 //    (gate, corpus);
 //  - gate_delta_<model>.svg: hard-routed Δ% of each layer's chosen gate with its interval;
 //  - token_context_<model>.svg: hold-out AUC per layer for X, e, c and the baselines;
-//  - delta_hist_<shard>.svg: histogram of δ from each activation shard under
-//    STORE/activations that has δ (gate split only).
+//  - delta_hist_<shard>.svg: histogram of δ from the gate-split shards of committed capture
+//    units, and from shards written directly under STORE/activations/<name>/.
 // Figures without data are not written. Throws StorageError on write failures.
 std::vector<std::string> write_figures(const Store& store, const std::string& out_dir);
 

@@ -22,7 +22,7 @@ struct ReportTable {
 // Builds every summary that the store has rows for (DESIGN §7): all-linear cost per layer
 // (cheapest and most expensive layer per model and corpus), the cross-model gating summary
 // (base PPL, layers, best layer = smallest Δ% with its chosen gate, that gate, average share
-// routed linear over the chosen gates), every gate per layer, token-vs-context AUCs with ‖e‖,
+// routed linear over the chosen gates; omitted when no row marks a chosen gate), every gate per layer, token-vs-context AUCs with ‖e‖,
 // ‖c‖ and their cosine, routing-list transfer, residual clusters, compound gating,
 // progressive and fine-tuning steps. Every Δ% carries its interval and a † when the interval
 // contains zero. Tables without rows are omitted.

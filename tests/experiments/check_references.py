@@ -50,6 +50,15 @@ def units(kind):
         yield f, json.loads(f.attrs["params"])
 
 
+def layer_units(kind, table, prefix):
+    """Per-layer units of `kind`: the file, its provenance, its rows of `table` and the array
+    group arrays/<prefix>/<model>/<corpus>/layer<l>."""
+    for f, prov in units(kind):
+        rows = f[f"tables/{table}"][:]
+        model, corpus = rows["model"][0].decode(), rows["corpus"][0].decode()
+        yield f, prov, rows, f"arrays/{prefix}/{model}/{corpus}/layer{prov['params']['layer']}"
+
+
 def captured(capture_id, split, layer):
     with h5py.File(f"{store}/units/{capture_id}.h5", "r") as u:  # how many parts the unit committed
         n = int(u["arrays/capture/parts"][0])
@@ -78,13 +87,9 @@ def train_rows(n, holdout):
 
 def check_gates():
     count = 0
-    for f, prov in units("gate"):
-        p = prov["params"]
-        layer = p["layer"]
+    for f, prov, rows, key in layer_units("gate", "gates", "gates"):
+        layer = prov["params"]["layer"]
         cap = prov["deps"][0]
-        rows = f["tables/gates"][:]
-        model, corpus = rows["model"][0].decode(), rows["corpus"][0].decode()
-        key = f"arrays/gates/{model}/{corpus}/layer{layer}"
         x, delta, _ = captured(cap, "gate", layer)
         y, threshold = labels_of(delta)
         record("gate threshold (abs)", abs(threshold - f[f"{key}/threshold"][0]), 1e-12)
@@ -123,12 +128,9 @@ def check_gates():
 
 def check_clusters():
     count = 0
-    for f, prov in units("clusters"):
+    for f, prov, rows, key in layer_units("clusters", "clusters", "clusters"):
         p = prov["params"]
         layer = p["layer"]
-        rows = f["tables/clusters"][:]
-        model, corpus = rows["model"][0].decode(), rows["corpus"][0].decode()
-        key = f"arrays/clusters/{model}/{corpus}/layer{layer}"
         x, _, _ = captured(prov["deps"][0], "gate", layer)
         train = train_rows(len(x), f[f"{key}/holdout"][:].astype(np.int64))
         k = min(p["pca"], len(train), x.shape[1])
