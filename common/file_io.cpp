@@ -1,7 +1,9 @@
 // File reading, JSON parsing and UTF-8 validation shared by every reader.
 #include "common/file_io.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -72,6 +74,17 @@ std::size_t find_invalid_utf8(std::string_view s) noexcept {
 void require_utf8(std::string_view text, const std::string& what) {
   std::size_t bad = find_invalid_utf8(text);
   if (bad != std::string_view::npos) throw InputError(what + ": invalid UTF-8 at byte " + std::to_string(bad));
+}
+
+int fsync_path(const std::string& path) noexcept {
+  // O_RDONLY works for both files and directories; fsync flushes the inode, whichever
+  // descriptor wrote it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int rc = ::fsync(fd);
+  const int e = errno;
+  ::close(fd);
+  return rc == 0 ? 0 : e;
 }
 
 bool is_regular_file(const std::string& path) {

@@ -24,6 +24,11 @@ std::size_t find_invalid_utf8(std::string_view text) noexcept;
 // Throws InputError("<what>: invalid UTF-8 at byte N") unless `text` is valid UTF-8.
 void require_utf8(std::string_view text, const std::string& what);
 
+// fsyncs `path`, a regular file or a directory (a directory's fsync makes the entries created,
+// renamed or removed in it survive a crash). Returns 0, or the errno of the failing open or
+// fsync, so that each caller can raise its own typed error (ModelError, StorageError, ...).
+int fsync_path(const std::string& path) noexcept;
+
 // True when `path` names an existing regular file / directory.
 bool is_regular_file(const std::string& path);
 bool is_directory(const std::string& path);

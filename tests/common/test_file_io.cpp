@@ -1,6 +1,7 @@
 // UTF-8 validation and size-limited reads.
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 
@@ -52,6 +53,15 @@ TEST_CASE("read_json_file names the file and the byte of a parse error") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("test_json.tmp: invalid JSON at byte") == 0);
   }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("fsync_path syncs files and directories and returns errno otherwise") {
+  const std::string path = "test_fsync.tmp";
+  { std::ofstream(path) << "x"; }
+  CHECK(fsync_path(path) == 0);
+  CHECK(fsync_path(".") == 0);
+  CHECK(fsync_path("does/not/exist") == ENOENT);
   std::remove(path.c_str());
 }
 
