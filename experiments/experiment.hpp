@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace linsweep {
 
 class Communicator;
 class LanguageModel;
+
+// A corpus of the spec, for experiments that read corpora other than their unit's own.
+struct CorpusRef {
+  std::string path, format;
+};
 
 // Everything one unit needs, resolved by the runner. The model is loaded (and cached across
 // units) by the runner; `deps` are the committed results of the unit's dependencies.
@@ -27,6 +33,11 @@ struct ExperimentInput {
   std::int64_t batch = 8;
   // The store's directory: capture units write activation shards under STORE/activations.
   std::string store_dir;
+  // Every corpus of the spec by name (training experiments evaluate on several).
+  std::map<std::string, CorpusRef> corpora;
+  // The runtime's device request ("auto", "cpu", "cuda:N"), for experiments that load their
+  // own copy of the model (training).
+  std::string device = "auto";
   // The unit's worker group when several ranks share it (windows sharded, sums all-reduced);
   // null for a single rank. Every rank of the group runs the experiment with the same input.
   Communicator* group = nullptr;

@@ -1,6 +1,7 @@
 // Plan expansion and comparison with a store.
 #include "orchestrator/plan.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -80,6 +81,51 @@ struct Measurements {
   // The layers of token_context or clusters (empty when not requested).
   std::vector<std::int64_t> layers_of(const nlohmann::json& p, const ModelSpec& m, const std::vector<std::int64_t>& sweep_layers) const {
     return p.is_null() ? std::vector<std::int64_t>{} : experiment_layers(p["layers"], sweep_layers, m.layers);
+  }
+};
+
+// Layers in middle-out order from the central layer: L/2, L/2−1, L/2+1, L/2−2, ...
+std::vector<std::int64_t> middle_out_order(std::int64_t n) {
+  std::vector<std::int64_t> out;
+  const std::int64_t c = n / 2;
+  for (std::int64_t k = 0; static_cast<std::int64_t>(out.size()) < n; ++k) {
+    if (c - k >= 0) out.push_back(c - k);
+    if (k > 0 && c + k < n) out.push_back(c + k);
+  }
+  return out;
+}
+
+// The training experiments' parameters (null when not requested) and their layers per model.
+struct Training {
+  nlohmann::json progressive, finetune;
+  explicit Training(const SweepSpec& spec)
+      : progressive(experiment_params(spec, "progressive")), finetune(experiment_params(spec, "finetune")) {}
+  bool wanted() const { return !progressive.is_null() || !finetune.is_null(); }
+  static bool applies(const nlohmann::json& p, const ModelSpec& m) {
+    return !p.is_null() && (p["model"].get<std::string>().empty() || p["model"].get<std::string>() == m.name);
+  }
+  // Progressive: the given order, or every layer middle-out.
+  std::vector<std::int64_t> order(const ModelSpec& m) const {
+    const auto o = progressive["order"].get<std::vector<std::int64_t>>();
+    return o.empty() ? middle_out_order(m.layers) : o;
+  }
+  // Finetune: the given layers, or the first third (at least one) of the middle-out order.
+  std::vector<std::int64_t> finetune_layers(const ModelSpec& m) const {
+    auto l = finetune["layers"].get<std::vector<std::int64_t>>();
+    if (!l.empty()) return l;
+    l = middle_out_order(m.layers);
+    l.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, m.layers / 3)));
+    return l;
+  }
+  // Every layer a training unit of `m` linearizes (the fit must cover them).
+  std::vector<std::int64_t> layers(const ModelSpec& m) const {
+    std::vector<std::int64_t> out;
+    if (applies(progressive, m)) out = order(m);
+    if (applies(finetune, m)) {
+      const auto f = finetune_layers(m);
+      out.insert(out.end(), f.begin(), f.end());
+    }
+    return out;
   }
 };
 
@@ -200,6 +246,62 @@ nlohmann::json experiment_params(const SweepSpec& spec, const char* name) {
   return it == spec.experiments.end() ? nlohmann::json() : nlohmann::json::parse(it->second);
 }
 
+// progressive (per model) and finetune (per model and variant, the control always included):
+// trained on the train split of `corpus` (default: the first corpus), evaluated on the eval
+// split of every eval corpus (default: all), with the surrogates of the fit on `corpus`.
+void add_training_units(const SweepSpec& spec, const Training& t, const ModelSpec& m, const std::map<std::string, std::string>& fit_ids,
+                        const std::map<std::string, std::string>& streams, const std::string& model_fp, const nlohmann::json& lambda,
+                        Plan* plan) {
+  auto base = [&](const nlohmann::json& p, const char* kind) {
+    Unit u;
+    u.kind = kind;
+    u.model = m.name;
+    u.corpus = p["corpus"].get<std::string>().empty() ? spec.corpora.front().name : p["corpus"].get<std::string>();
+    u.params = p;
+    for (const char* k : {"model", "corpus", "eval_corpora", "order", "layers", "variants"}) u.params.erase(k);
+    u.params["train"] = split_json(spec, "train");
+    u.params["context"] = spec.context;
+    u.params["lambda"] = lambda;
+    nlohmann::json evals = nlohmann::json::array();
+    std::vector<std::string> names;
+    for (const auto& c : p["eval_corpora"]) names.push_back(c.get<std::string>());
+    if (names.empty())
+      for (const auto& c : spec.corpora) names.push_back(c.name);
+    u.inputs = {{"model", model_fp}, {"stream", streams.at(u.corpus)}};
+    for (const auto& n : names) {
+      evals.push_back({{"corpus", n}, {"split", split_json(spec, "eval")}});
+      u.inputs["stream:" + n] = streams.at(n);
+    }
+    u.params["eval"] = evals;
+    return u;
+  };
+  if (Training::applies(t.progressive, m)) {
+    Unit u = base(t.progressive, "progressive");
+    u.params["order"] = t.order(m);
+    u.deps = {fit_ids.at(u.corpus)};
+    finish(u);
+    plan->units.push_back(std::move(u));
+  }
+  if (Training::applies(t.finetune, m)) {
+    std::vector<std::string> variants;
+    for (const auto& v : t.finetune["variants"]) variants.push_back(v.get<std::string>());
+    if (std::find(variants.begin(), variants.end(), "control") == variants.end()) variants.push_back("control");
+    for (const auto& v : variants) {
+      Unit u = base(t.finetune, "finetune");
+      u.params["variant"] = v;
+      if (v != "two_phase")
+        for (const char* k : {"phase1_fraction", "gate_hidden", "gate_bias", "gate_lr", "l1", "l1_warmup"}) u.params.erase(k);
+      if (v == "control") u.params.erase("lambda");
+      if (v != "control") {
+        u.params["layers"] = t.finetune_layers(m);
+        u.deps = {fit_ids.at(u.corpus)};
+      }
+      finish(u, "/" + v);
+      plan->units.push_back(std::move(u));
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t Unit::tokens() const {
@@ -227,8 +329,7 @@ Plan make_plan(const SweepSpec& spec) {
   const Measurements measure(spec);
   const nlohmann::json& nofly_p = measure.nofly;
   const bool want_capture = measure.need_capture();
-  for (const auto& name : known_experiments())
-    if (spec.experiments.count(name) && (name == "progressive" || name == "finetune")) plan.not_planned.push_back(name);
+  const Training training(spec);
   if (spec.experiments.count("noop")) add_noop_units(spec, &plan);
   if (!measure.compound.is_null() && measure.gate.is_null())
     throw SpecError(spec.file + ": experiments.compound: needs experiments.gate (it combines every layer's chosen gate)");
@@ -246,7 +347,7 @@ Plan make_plan(const SweepSpec& spec) {
     for (const auto& t : nofly_targets)
       if (t == nofly_source) throw SpecError(spec.file + ": experiments.nofly.targets: '" + t + "' is also the source corpus");
   }
-  if (!want_fit && !want_all_linear && !want_capture) return plan;
+  if (!want_fit && !want_all_linear && !want_capture && !training.wanted()) return plan;
 
   const nlohmann::json fit_params =
       nlohmann::json::parse(want_fit ? spec.experiments.at("fit") : std::string(R"({"lambda":[0.01]})"));
@@ -257,8 +358,14 @@ Plan make_plan(const SweepSpec& spec) {
   }
   for (const auto& m : spec.models) {
     const auto layers = spec.layers.resolve(m.layers);
-    const auto fit_layers = want_capture ? covered_layers(measure, m, layers) : layers;
+    auto fit_layers = want_capture ? covered_layers(measure, m, layers) : layers;
+    {
+      std::set<std::int64_t> all(fit_layers.begin(), fit_layers.end());
+      for (std::int64_t l : training.layers(m)) all.insert(l);
+      fit_layers.assign(all.begin(), all.end());
+    }
     std::map<std::string, std::string> capture_ids;  // corpus -> capture unit
+    std::map<std::string, std::string> fit_ids, streams;  // corpus -> fit unit, stream fingerprint
     for (const auto& c : spec.corpora) {
       const std::string format = c.format.empty() ? corpus_format_name(guess_corpus_format(c.path)) : c.format;
       const std::string stream = stream_fingerprint(c.path, format, tok_fp[m.name]);
@@ -277,6 +384,8 @@ Plan make_plan(const SweepSpec& spec) {
       fit.deps = {stats.id};
       finish(fit);
       const std::string fit_id = fit.id;
+      fit_ids[c.name] = fit_id;
+      streams[c.name] = stream;
       plan.units.push_back(std::move(stats));
       plan.units.push_back(std::move(fit));
       if (want_capture)
@@ -296,6 +405,7 @@ Plan make_plan(const SweepSpec& spec) {
       finish(u);
       plan.units.push_back(std::move(u));
     }
+    add_training_units(spec, training, m, fit_ids, streams, model_fp[m.name], fit_params["lambda"][0], &plan);
     if (!nofly_p.is_null()) {
       Unit u;
       u.kind = "nofly";

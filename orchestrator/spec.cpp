@@ -136,14 +136,19 @@ const std::vector<ExperimentSchema>& experiment_schemas() {
         {"holdout", P::kFloat, 0.3}}},
       {"compound", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}}},
       {"progressive",
-       {{"model", P::kString, ""}, {"order", P::kInts, nlohmann::json::array()}, {"steps_per_layer", P::kInt, 50},
-        {"final_steps", P::kInt, 200}, {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01}, {"clip", P::kFloat, 1.0},
-        {"batch", P::kInt, 8}, {"seed", P::kInt, 0},
-        {"trainable", P::kStrings, {"attention", "mlp", "layernorm", "head"}}}},
+       {{"model", P::kString, ""}, {"corpus", P::kCorpus, ""}, {"eval_corpora", P::kCorpora, nlohmann::json::array()},
+        {"order", P::kInts, nlohmann::json::array()}, {"steps_per_layer", P::kInt, 50}, {"final_steps", P::kInt, 200},
+        {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01}, {"clip", P::kFloat, 1.0}, {"batch", P::kInt, 8},
+        {"warmup", P::kInt, 0}, {"seed", P::kInt, 0}, {"trainable", P::kStrings, {"attention", "mlp", "layernorm", "head"}},
+        {"checkpoint_every", P::kInt, 100}, {"save_model", P::kBool, true}}},
       {"finetune",
-       {{"model", P::kString, ""}, {"layers", P::kInts, nlohmann::json::array()}, {"steps", P::kInt, 2000},
-        {"variants", P::kStrings, {"linearized"}}, {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01},
-        {"clip", P::kFloat, 1.0}, {"batch", P::kInt, 8}, {"seed", P::kInt, 0}, {"checkpoint_every", P::kInt, 100}}},
+       {{"model", P::kString, ""}, {"corpus", P::kCorpus, ""}, {"eval_corpora", P::kCorpora, nlohmann::json::array()},
+        {"layers", P::kInts, nlohmann::json::array()}, {"steps", P::kInt, 2000}, {"variants", P::kStrings, {"linearized"}},
+        {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01}, {"clip", P::kFloat, 1.0}, {"batch", P::kInt, 8},
+        {"warmup", P::kInt, 0}, {"seed", P::kInt, 0}, {"trainable", P::kStrings, {"attention", "mlp", "layernorm", "head"}},
+        {"eval_every", P::kInt, 0}, {"checkpoint_every", P::kInt, 100}, {"save_model", P::kBool, true},
+        {"phase1_fraction", P::kFloat, 0.5}, {"gate_hidden", P::kInt, 32}, {"gate_bias", P::kFloat, -3.0},
+        {"gate_lr", P::kFloat, 1e-3}, {"l1", P::kFloat, 0.01}, {"l1_warmup", P::kFloat, 0.1}}},
       {"noop", {{"units", P::kInt, 1}}},  // diagnostic: empty units per model and corpus
   };
   return s;
@@ -210,6 +215,49 @@ void check_values(const Ctx& ctx, const std::string& name, const YAML::Node& par
     std::set<std::string> distinct;
     for (const auto& v : j["variants"]) distinct.insert(v.get<std::string>());
     if (distinct.size() != j["variants"].size()) fail("variants", "lists a gate variant twice");
+  }
+  if (name == "progressive" || name == "finetune") {
+    for (const char* key : {"batch", "gate_hidden"})
+      if (j.contains(key) && j[key].get<std::int64_t>() < 1) fail(key, "expected at least 1");
+    for (const char* key : {"steps_per_layer", "final_steps", "steps", "warmup", "eval_every", "checkpoint_every"})
+      if (j.contains(key) && j[key].get<std::int64_t>() < 0) fail(key, "expected 0 or more");
+    for (const char* key : {"lr", "gate_lr"})
+      if (j.contains(key) && !(j[key].get<double>() > 0)) fail(key, "expected a positive learning rate");
+    for (const char* key : {"weight_decay", "clip", "l1"})
+      if (j.contains(key) && j[key].get<double>() < 0) fail(key, "expected 0 or more");
+    for (const char* key : {"phase1_fraction", "l1_warmup"})
+      if (j.contains(key) && !(j[key].get<double>() >= 0 && j[key].get<double>() <= 1)) fail(key, "expected a fraction between 0 and 1");
+    const std::set<std::string> known_groups = {"attention", "mlp", "layernorm", "head", "embeddings"};
+    for (const auto& g : j["trainable"])
+      if (!known_groups.count(g.get<std::string>()))
+        fail("trainable", "'" + g.get<std::string>() + "' is not a parameter group (attention, mlp, layernorm, head, embeddings)");
+    const std::string model = j["model"].get<std::string>();
+    bool found = model.empty();
+    for (const auto& m : spec.models) {
+      if (!model.empty() && m.name != model) continue;
+      found = true;
+      for (const char* key : {"order", "layers"})
+        if (j.contains(key))
+          for (const auto& l : j[key])
+            if (l.get<std::int64_t>() >= m.layers)
+              fail(key, "layer " + std::to_string(l.get<std::int64_t>()) + " is outside model '" + m.name + "'");
+    }
+    if (!found) fail("model", "'" + model + "' is not a model of this spec");
+    for (const char* key : {"order", "layers"})
+      if (j.contains(key)) {
+        std::set<std::int64_t> distinct;
+        for (const auto& l : j[key]) distinct.insert(l.get<std::int64_t>());
+        if (distinct.size() != j[key].size()) fail(key, "lists a layer twice");
+      }
+    if (name == "finetune") {
+      std::set<std::string> distinct;
+      for (const auto& v : j["variants"]) {
+        const std::string t = v.get<std::string>();
+        if (t != "linearized" && t != "two_phase" && t != "control")
+          fail("variants", "'" + t + "' is not a finetune variant (linearized, two_phase; the control is always run)");
+        if (!distinct.insert(t).second) fail("variants", "lists a variant twice");
+      }
+    }
   }
   if (name == "nofly") {
     const auto layer = j["layer"].get<std::int64_t>();

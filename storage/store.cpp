@@ -139,6 +139,13 @@ void Store::commit(const UnitResult& unit, double duration_seconds, int rank, st
   check_unit_id(unit.unit_id);
   atomic_replace(dir_ + "/units/" + unit.unit_id + ".h5", [&](const std::string& tmp) { write_unit_file(tmp, unit); });
   journal({.event = "committed", .unit = unit.unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
+  remove_unit_checkpoints(unit.unit_id);
+}
+
+void Store::remove_unit_checkpoints(const std::string& unit_id) {
+  // A committed unit never resumes: its training checkpoints only take space now.
+  std::error_code ec;
+  std::filesystem::remove_all(dir_ + "/checkpoints/" + unit_id, ec);
 }
 
 std::string Store::staging_path(const std::string& unit_id, int rank) const {
@@ -164,6 +171,7 @@ void Store::commit_staged(const std::string& staged, const std::string& unit_id,
     throw StorageError(final_path + ": rename failed: " + std::strerror(errno));
   fsync_path(dir_ + "/units", true);
   journal({.event = "committed", .unit = unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
+  remove_unit_checkpoints(unit_id);
 }
 
 void Store::journal(const JournalEvent& event) {

@@ -48,6 +48,9 @@ class Store {
   // A crash at any point leaves either no unit or the whole unit. Re-committing an id
   // replaces it. Throws StorageError; requires a writable store.
   void commit(const UnitResult& unit, double duration_seconds = 0, int rank = 0, std::int64_t tokens = 0);
+  // Deletes STORE/checkpoints/<id>/ (a training unit's checkpoints); done by both commits
+  // once the unit is durable. Missing is fine.
+  void remove_unit_checkpoints(const std::string& unit_id);
   // Commits a unit file another process wrote and fsynced at `staged` (Store::stage): checks
   // its header (not truncated, the right unit id), renames it to units/<id>.h5, fsyncs the
   // directory and journals "committed". Throws StorageError when the file is not that unit.

@@ -38,9 +38,17 @@ const std::vector<Table>& table_schemas() {
                           {"mlp_flops_saved_pct", F}, {"total_flops_saved_pct", F},
                           added("ci_low", F), added("ci_high", F), added("ppl_base", F), added("layers", I)}),
       schema("progressive", {{"model", S}, {"variant", S}, {"step", I}, {"layers", S}, {"corpus", S}, {"ppl", F},
-                             {"delta_pct", F}}),
+                             {"delta_pct", F}, added("ppl_base", F), added("n_linear", I), added("phase", S),
+                             added("train_loss", F)}),
       schema("finetune", {{"model", S}, {"variant", S}, {"step", I}, {"layers", S}, {"corpus", S}, {"ppl", F},
-                          {"delta_pct", F}}),
+                          {"delta_pct", F}, added("ppl_base", F), added("n_linear", I), added("phase", S),
+                          added("train_loss", F)}),
+      // One row per optimizer step of a training unit (progressive, finetune).
+      schema("training_loss", {{"model", S}, {"experiment", S}, {"variant", S}, {"step", I}, {"loss", F}, {"extra", F},
+                               {"grad_norm", F}, {"lr", F}, {"phase", S}}),
+      // Two-phase gating: mean soft gate per layer on an eval corpus; effective linearization = 1 − mean g.
+      schema("soft_gates", {{"model", S}, {"variant", S}, {"step", I}, {"layer", I}, {"corpus", S}, {"mean_gate", F},
+                            {"effective_linear", F}}),
   };
   return tables;
 }

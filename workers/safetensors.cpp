@@ -1,10 +1,13 @@
 // Safetensors header parsing and validation (https://github.com/huggingface/safetensors format).
 #include "workers/safetensors.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -167,17 +170,44 @@ void write_safetensors(const std::string& path, const std::vector<TensorBytes>& 
   while (text.size() % 8 != 0) text.push_back(' ');
   const std::string tmp = path + ".tmp";
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ModelError(tmp + ": cannot write");
+    // POSIX I/O so that the bytes can be fsynced before the rename makes them visible.
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw ModelError(tmp + ": cannot write: " + std::strerror(errno));
+    auto write_all = [&](const void* data, std::size_t n) {
+      const auto* p = static_cast<const std::uint8_t*>(data);
+      while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          const std::string why = std::strerror(errno);
+          ::close(fd);
+          ::unlink(tmp.c_str());
+          throw ModelError(tmp + ": write failed: " + why);
+        }
+        p += w;
+        n -= static_cast<std::size_t>(w);
+      }
+    };
     std::uint8_t len[8];
     for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>((text.size() >> (8 * i)) & 0xFF);
-    out.write(reinterpret_cast<const char*>(len), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const auto& t : tensors) out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
-    out.flush();
-    if (!out) throw ModelError(tmp + ": write failed");
+    write_all(len, 8);
+    write_all(text.data(), text.size());
+    for (const auto& t : tensors) write_all(t.bytes.data(), t.bytes.size());
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+      ::unlink(tmp.c_str());
+      throw ModelError(tmp + ": fsync failed: " + std::strerror(errno));
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw ModelError(path + ": cannot rename the temporary file");
+  // The rename is durable only once the directory entry is.
+  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  if (dir.empty()) dir = path.find('/') == 0 ? "/" : ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || ::fsync(dfd) != 0) {
+    if (dfd >= 0) ::close(dfd);
+    throw ModelError(dir + ": cannot fsync the directory: " + std::strerror(errno));
+  }
+  ::close(dfd);
 }
 
 }  // namespace linsweep

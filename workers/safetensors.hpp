@@ -61,8 +61,9 @@ struct TensorBytes {
 };
 
 // Writes a safetensors file (header padded to 8 bytes, tensors in the given order) to
-// `path` via a temporary file and rename, so a reader never sees half a file. Throws
-// ModelError on a size mismatch or a write failure.
+// `path` via a temporary file, fsync, rename and directory fsync, so a reader never sees half
+// a file and a crash after return keeps it. Throws ModelError on a size mismatch or a write
+// failure (the temporary file is removed).
 void write_safetensors(const std::string& path, const std::vector<TensorBytes>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 

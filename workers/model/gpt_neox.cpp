@@ -1,5 +1,6 @@
 // GPT-NeoX / Pythia (Black et al. 2022) with HF parameter names; registers "gpt_neox".
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/nn/init.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
@@ -69,7 +70,10 @@ class NeoxAttention : public torch::nn::Module {
  private:
   // cos/sin [T, rot] of t·inv_freq, inv_freq = 1 / base^(2i/rot), computed in float32.
   std::pair<at::Tensor, at::Tensor> rotary_tables(int64_t T, const at::Tensor& like) {
-    if (!cos_.defined() || cos_.size(0) < T || cos_.device() != like.device() || cos_.scalar_type() != like.scalar_type()) {
+    // Tables built under inference mode cannot be saved for backward: rebuilt for training.
+    const bool unusable = cos_.defined() && cos_.is_inference() && !c10::InferenceMode::is_enabled();
+    if (!cos_.defined() || unusable || cos_.size(0) < T || cos_.device() != like.device() ||
+        cos_.scalar_type() != like.scalar_type()) {
       auto f32 = at::TensorOptions().dtype(at::kFloat).device(like.device());
       auto inv_freq = 1.0 / at::pow(base_, at::arange(0, rot_, 2, f32) / static_cast<double>(rot_));  // [rot/2]
       auto t = at::arange(T, f32);

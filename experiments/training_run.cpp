@@ -1,0 +1,231 @@
+// Training units: segments, evaluation rows, checkpoints inside the unit, resume.
+#include "experiments/training_run.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/errors.hpp"
+#include "experiments/unit_data.hpp"
+#include "storage/journal.hpp"
+#include "workers/comm/communicator.hpp"
+#include "workers/corpus/corpus.hpp"
+#include "workers/eval/scoring.hpp"
+#include "workers/model/language_model.hpp"
+#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/train/training_checkpoint.hpp"
+
+namespace linsweep {
+
+TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
+  // A private float32 copy: training must not touch the runner's cached model, and master
+  // weights stay float32 whatever the spec's compute dtype (bf16 autocast on GPUs).
+  loaded_ = load_model(in.model_path, ModelOptions{in.device, "float32"});
+  loaded_.model->train();
+  for (auto& p : loaded_.model->parameters()) p.set_requires_grad(false);
+  const std::int64_t context = in.params["context"].get<std::int64_t>();
+  train_ = corpus_windows(in.corpus_name, in.params["train"], context);
+}
+
+bool TrainingRun::leader() const { return in_.group == nullptr || in_.group->rank() == 0; }
+
+std::string TrainingRun::checkpoint_dir() const { return in_.store_dir + "/checkpoints/" + in_.unit_id; }
+
+Windows TrainingRun::corpus_windows(const std::string& corpus, const nlohmann::json& split, std::int64_t context) {
+  auto it = in_.corpora.find(corpus);
+  if (it == in_.corpora.end()) throw InputError(in_.unit_id + ": corpus '" + corpus + "' is not in the spec");
+  const CorpusFormat format = parse_corpus_format(it->second.format);
+  std::vector<TokenId> stream;
+  if (format == CorpusFormat::kNpy) {
+    stream = read_token_stream(it->second.path, format, nullptr, std::nullopt);
+  } else {
+    const BpeTokenizer tok = BpeTokenizer::from_directory(in_.model_path);
+    std::optional<TokenId> eos = tok.eos_id();
+    if (!eos && loaded_.model && loaded_.model->config().eos_token_id) eos = static_cast<TokenId>(*loaded_.model->config().eos_token_id);
+    stream = read_token_stream(it->second.path, format, &tok, eos);
+  }
+  Windows w = make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context, it->second.path);
+  check_windows(*loaded_.model, w);
+  return w;
+}
+
+std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& groups, const std::set<std::int64_t>& linear_layers) {
+  std::vector<NamedParameter> out;
+  for (auto& item : loaded_.model->named_parameters()) {
+    const std::string group = parameter_group(item.key());
+    bool take = false;
+    for (const auto& g : groups) take = take || g == group;
+    if (group == "mlp" && linear_layers.count(parameter_layer(item.key()))) take = false;
+    item.value().set_requires_grad(take);
+    if (take) out.push_back({item.key(), item.value()});
+  }
+  for (const auto& p : out) {
+    bool known = false;
+    for (const auto& s : saved_) known = known || s.name == p.name;
+    if (!known) saved_.push_back(p);
+  }
+  return out;
+}
+
+void TrainingRun::use_trainer(const std::string& id, std::vector<NamedParameter> params, const TrainerOptions& options) {
+  trainer_id_ = id;
+  trainer_ = std::make_unique<Trainer>(*loaded_.model, std::move(params), train_, options, in_.group);
+}
+
+std::shared_ptr<SoftGate> TrainingRun::add_gate(std::int64_t layer, std::int64_t hidden, double bias, std::uint64_t seed) {
+  auto gate = std::make_shared<SoftGate>(loaded_.model->config().d_model, hidden, bias, seed);
+  gate->to(loaded_.model->parameters().front().device());
+  gates_[layer] = gate;
+  return gate;
+}
+
+double TrainingRun::perplexity(const Windows& w) {
+  const bool was_training = loaded_.model->is_training();
+  loaded_.model->eval();
+  std::vector<double> sums(2, 0.0);
+  {
+    c10::InferenceMode guard;
+    const Windows mine = in_.group == nullptr ? w : shard_windows(w, in_.group->rank(), in_.group->size());
+    const at::Device device = loaded_.model->parameters().front().device();
+    std::vector<double> nll(static_cast<std::size_t>(mine.count), 0.0);
+    for (std::int64_t b = 0; b < mine.count; b += in_.batch) {
+      const std::int64_t n = std::min(in_.batch, mine.count - b);
+      const at::Tensor ids = window_ids(mine, b, n, device);
+      score_hidden(*loaded_.model, loaded_.model->hidden_states(ids), ids, nll.data() + b, nullptr);
+    }
+    for (double v : nll) sums[0] += v;
+    sums[1] = static_cast<double>(mine.count * (w.context - 1));
+  }
+  if (in_.group != nullptr) in_.group->allreduce_sum(sums);
+  if (was_training) loaded_.model->train();
+  return std::exp(sums[0] / sums[1]);
+}
+
+double TrainingRun::mean_loss_since(std::int64_t after) const {
+  if (!rows_.contains("training_loss")) return std::nan("");
+  double sum = 0, n = 0;
+  for (const auto& r : rows_["training_loss"])
+    if (r[3].get<std::int64_t>() > after) sum += r[4].get<double>(), n += 1;
+  return n > 0 ? sum / n : std::nan("");
+}
+
+TrainerOptions trainer_options(const nlohmann::json& p, std::int64_t total_steps) {
+  TrainerOptions o;
+  o.adam.lr = p["lr"].get<double>();
+  o.adam.weight_decay = p["weight_decay"].get<double>();
+  o.clip = p["clip"].get<double>();
+  o.batch = p["batch"].get<std::int64_t>();
+  o.seed = p["seed"].get<std::uint64_t>();
+  o.warmup = p.value("warmup", std::int64_t{0});
+  o.total_steps = total_steps;
+  return o;
+}
+
+void TrainingRun::add_row(const std::string& table, nlohmann::json row) { rows_[table].push_back(std::move(row)); }
+
+void TrainingRun::save(std::int64_t step, std::int64_t segments_done) {
+  if (leader()) {
+    NamedTensors tensors;
+    for (const auto& p : saved_) tensors.emplace_back("model." + p.name, p.tensor);
+    for (const auto& [layer, gate] : gates_)
+      for (const auto& item : gate->named_parameters()) tensors.emplace_back("gate." + std::to_string(layer) + "." + item.key(), item.value());
+    if (trainer_)
+      for (const auto& [name, t] : trainer_->optimizer().state_tensors()) tensors.emplace_back("adam." + name, t);
+    const nlohmann::json state = {{"segments_done", segments_done}, {"trainer", trainer_id_},
+                                  {"adam_steps", trainer_ ? trainer_->optimizer().step_counts() : std::vector<std::int64_t>{}},
+                                  {"rows", rows_}, {"memo", memo_}};
+    save_training_checkpoint(checkpoint_dir(), step, tensors, state);
+  }
+  if (in_.group != nullptr) in_.group->barrier();
+}
+
+UnitResult TrainingRun::run(const std::vector<Segment>& segments, const std::function<void(std::int64_t, const std::string&)>& evaluate,
+                            const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every) {
+  HookReset reset(*loaded_.model);
+  std::vector<std::int64_t> start(segments.size() + 1, 0);
+  for (std::size_t k = 0; k < segments.size(); ++k) start[k + 1] = start[k] + segments[k].steps;
+  std::int64_t step = 0, segments_done = 0;
+  std::vector<bool> entered(segments.size(), false);
+  std::optional<TrainingCheckpoint> ckpt = load_latest_training_checkpoint(checkpoint_dir());
+  if (ckpt) {
+    step = ckpt->step;
+    segments_done = ckpt->state.value("segments_done", std::int64_t{0});
+    std::map<std::string, const at::Tensor*> by_name;
+    for (const auto& [name, t] : ckpt->tensors) by_name[name] = &t;
+    // Re-enter every segment that had begun, in order: hooks, gates and trainers as they were.
+    for (std::size_t k = 0; k < segments.size(); ++k) {
+      const bool begun = static_cast<std::int64_t>(k) < segments_done || start[k] < step;
+      if (!begun) break;
+      segments[k].enter();
+      entered[k] = true;
+    }
+    for (auto& p : saved_) {
+      auto it = by_name.find("model." + p.name);
+      if (it == by_name.end()) throw ModelError(ckpt->path + ": no tensor 'model." + p.name + "'");
+      copy_into(p.tensor, *it->second, ckpt->path + ": model." + p.name);
+    }
+    for (auto& [layer, gate] : gates_)
+      for (auto& item : gate->named_parameters()) {
+        const std::string name = "gate." + std::to_string(layer) + "." + item.key();
+        auto it = by_name.find(name);
+        if (it == by_name.end()) throw ModelError(ckpt->path + ": no tensor '" + name + "'");
+        copy_into(item.value(), *it->second, ckpt->path + ": " + name);
+      }
+    if (trainer_ && ckpt->state.value("trainer", std::string()) == trainer_id_) {
+      std::vector<std::pair<std::string, at::Tensor>> adam;
+      for (const auto& [name, t] : ckpt->tensors)
+        if (name.rfind("adam.", 0) == 0) adam.emplace_back(name.substr(5), t);
+      trainer_->optimizer().load_state(adam, ckpt->state["adam_steps"].get<std::vector<std::int64_t>>());
+    }
+    rows_ = ckpt->state["rows"];
+    memo_ = ckpt->state.value("memo", nlohmann::json::object());
+    if (leader()) {
+      JournalEvent e;
+      e.event = "resumed";
+      e.unit = in_.unit_id;
+      e.tokens = step;
+      e.error = "from checkpoint " + ckpt->path + " at step " + std::to_string(step);
+      append_journal(in_.store_dir + "/journal.jsonl", e);
+    }
+  } else {
+    evaluate(0, "start");
+  }
+  for (std::size_t k = static_cast<std::size_t>(segments_done); k < segments.size(); ++k) {
+    const Segment& seg = segments[k];
+    if (!entered[k]) segments[k].enter(), entered[k] = true;
+    while (step < start[k + 1]) {
+      current_step_ = step;
+      const StepStats s = trainer_->step(step, extra_);
+      ++step;
+      add_row("training_loss", {in_.model_name, experiment, variant, step, s.loss, s.extra, s.grad_norm, s.lr, seg.label});
+      if (step == start[k + 1]) break;  // evaluated and saved below, with the segment done
+      if (seg.eval_every > 0 && (step - start[k]) % seg.eval_every == 0) evaluate(step, seg.label);
+      if (checkpoint_every > 0 && step % checkpoint_every == 0) save(step, static_cast<std::int64_t>(k));
+    }
+    evaluate(step, seg.label);
+    segments_done = static_cast<std::int64_t>(k + 1);
+    if (checkpoint_every > 0 && k + 1 < segments.size()) save(step, segments_done);
+  }
+  UnitResult out = unit_result(in_);
+  for (auto it = rows_.begin(); it != rows_.end(); ++it) {
+    Table t = empty_table(it.key());
+    for (const auto& r : it.value()) {
+      Row row;
+      for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const nlohmann::json& v = c < r.size() ? r[c] : nlohmann::json();
+        switch (t.columns[c].type) {
+          case ColumnType::kInt: row.push_back(v.is_number() ? v.get<std::int64_t>() : std::int64_t{-1}); break;
+          case ColumnType::kFloat: row.push_back(v.is_number() ? v.get<double>() : std::nan("")); break;
+          case ColumnType::kString: row.push_back(v.is_string() ? v.get<std::string>() : std::string()); break;
+        }
+      }
+      t.rows.push_back(std::move(row));
+    }
+    out.tables.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace linsweep

@@ -1,0 +1,100 @@
+// The driver of a training unit: segments of optimizer steps, evaluations, checkpoints and resume.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/experiment.hpp"
+#include "workers/corpus/windows.hpp"
+#include "workers/model/load_model.hpp"
+#include "workers/train/parameter_groups.hpp"
+#include "workers/train/soft_gate.hpp"
+#include "workers/train/trainer.hpp"
+
+namespace linsweep {
+
+// One phase of a training unit: `enter` runs when it begins (before its first step, and again
+// on resume for every segment that had begun: it must only configure hooks, gates and the
+// trainer), then `steps` optimizer steps, with evaluations every `eval_every` steps (0: only
+// at its end) and always at its end.
+struct Segment {
+  std::string label;
+  std::int64_t steps = 0;
+  std::int64_t eval_every = 0;
+  std::function<void()> enter;
+};
+
+// Runs a training unit's segments on its own float32 copy of the model. Evaluations write
+// rows through `evaluate(step, segment label)`; every step appends a training_loss row.
+// Every `checkpoint_every` steps (and at segment ends) the changed parameters, the soft gates,
+// the optimizer and the rows so far are saved under STORE/checkpoints/<unit id>/ (rank 0 of
+// the group writes; every rank reads); a unit that starts with a checkpoint there resumes
+// from it and appends a "resumed" event to the store's journal. Not thread safe.
+class TrainingRun {
+ public:
+  explicit TrainingRun(const ExperimentInput& in);
+
+  LanguageModel& model() { return *loaded_.model; }
+  const LoadedModel& loaded() const { return loaded_; }
+  const ExperimentInput& input() const { return in_; }
+  const Windows& train_windows() const { return train_; }
+
+  // The parameters of `groups`, minus the MLPs of `linear_layers`; only these require a
+  // gradient. They are the ones checkpoints save.
+  std::vector<NamedParameter> select(const std::vector<std::string>& groups, const std::set<std::int64_t>& linear_layers);
+  // Installs a trainer (replacing the previous one) over `params`; id names it in checkpoints.
+  void use_trainer(const std::string& id, std::vector<NamedParameter> params, const TrainerOptions& options);
+  // A soft gate for `layer` (created seeded, on the model's device; restored on resume).
+  std::shared_ptr<SoftGate> add_gate(std::int64_t layer, std::int64_t hidden, double bias, std::uint64_t seed);
+  const std::map<std::int64_t, std::shared_ptr<SoftGate>>& gates() const { return gates_; }
+  // Extra loss term for the trainer (e.g. L1 on mean gate), given this rank's batch share.
+  void set_extra_loss(std::function<at::Tensor(double share)> fn) { extra_ = std::move(fn); }
+
+  // PPL of the model as hooked on `w`, windows sharded over the group and summed.
+  double perplexity(const Windows& w);
+  // Adds a row (values in table order) to table `name`; kept across resumes.
+  void add_row(const std::string& table, nlohmann::json row);
+  // Values the unit keeps across resumes (e.g. the untouched model's PPL per corpus).
+  nlohmann::json& memo() { return memo_; }
+  // The optimizer step running now (0-based), for step-dependent loss terms.
+  std::int64_t current_step() const noexcept { return current_step_; }
+  // Mean training loss of the steps after `after` (NaN when none ran).
+  double mean_loss_since(std::int64_t after) const;
+
+  // Runs (or resumes) the segments; returns the unit's tables.
+  UnitResult run(const std::vector<Segment>& segments, const std::function<void(std::int64_t, const std::string&)>& evaluate,
+                 const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every);
+
+  // The windows of `split` of corpus `corpus` (a corpus of the spec), tokenized with the model's tokenizer.
+  Windows corpus_windows(const std::string& corpus, const nlohmann::json& split, std::int64_t context);
+
+ private:
+  void save(std::int64_t step, std::int64_t segments_done);
+  std::string checkpoint_dir() const;
+  bool leader() const;
+
+  const ExperimentInput& in_;
+  LoadedModel loaded_;
+  Windows train_;
+  std::vector<NamedParameter> saved_;  // every parameter any trainer of this unit changes
+  std::string trainer_id_;
+  std::unique_ptr<Trainer> trainer_;
+  std::map<std::int64_t, std::shared_ptr<SoftGate>> gates_;
+  std::function<at::Tensor(double)> extra_;
+  nlohmann::json rows_ = nlohmann::json::object();
+  nlohmann::json memo_ = nlohmann::json::object();
+  std::int64_t current_step_ = 0;
+};
+
+// Trainer options from a training unit's parameters (lr, weight_decay, clip, batch, seed,
+// warmup) for `total_steps` steps.
+TrainerOptions trainer_options(const nlohmann::json& params, std::int64_t total_steps);
+
+}  // namespace linsweep
