@@ -54,7 +54,9 @@ UnitResult run_finetune(const ExperimentInput& in) {
                                base, static_cast<std::int64_t>(any_linear ? layers.size() : 0), phase, loss});
       if (gated)
         for (const auto& [layer, gate] : run.gates()) {
-          const double mean = gate->gate_sum() / gate->gate_count();
+          std::vector<double> sums = {gate->gate_sum(), gate->gate_count()};  // this rank's windows
+          run.sum_over_group(sums);
+          const double mean = sums[0] / sums[1];
           run.add_row("soft_gates", {in.model_name, variant, step, layer, corpus, mean, 1.0 - mean});
         }
     }

@@ -103,6 +103,10 @@ double TrainingRun::perplexity(const Windows& w) {
   return std::exp(sums[0] / sums[1]);
 }
 
+void TrainingRun::sum_over_group(std::vector<double>& v) {
+  if (in_.group != nullptr) in_.group->allreduce_sum(v);
+}
+
 double TrainingRun::mean_loss_since(std::int64_t after) const {
   if (!rows_.contains("training_loss")) return std::nan("");
   double sum = 0, n = 0;

@@ -59,6 +59,8 @@ class TrainingRun {
 
   // PPL of the model as hooked on `w`, windows sharded over the group and summed.
   double perplexity(const Windows& w);
+  // Sums `v` element-wise over the unit's worker group (nothing to do on a single rank).
+  void sum_over_group(std::vector<double>& v);
   // Adds a row (values in table order) to table `name`; kept across resumes.
   void add_row(const std::string& table, nlohmann::json row);
   // Values the unit keeps across resumes (e.g. the untouched model's PPL per corpus).

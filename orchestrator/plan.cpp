@@ -2,6 +2,7 @@
 #include "orchestrator/plan.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -492,6 +493,10 @@ std::vector<PlannedUnit> plan_status(const Plan& plan, const Store* store) {
     }
     if (p.state != UnitState::kDone) {
       if (auto f = failures.find(u.id); f != failures.end()) p.reason += (p.reason.empty() ? "" : "; ") + ("previous attempt failed: " + f->second);
+      std::error_code ec;
+      if (store != nullptr && std::filesystem::is_directory(store->dir() + "/checkpoints/" + u.id, ec) &&
+          !std::filesystem::is_empty(store->dir() + "/checkpoints/" + u.id, ec))
+        p.reason += std::string(p.reason.empty() ? "" : "; ") + "resumes from its last checkpoint";
     }
     out.push_back(std::move(p));
   }

@@ -185,20 +185,82 @@ void compound(const Tables& tables, std::vector<ReportTable>* out) {
   out->push_back(std::move(rt));
 }
 
-// Tables whose rows are reported as they are, with chosen columns and titles.
-void plain(const Tables& tables, const char* table, const char* name, const char* title, std::vector<ReportTable>* out) {
-  const Table& t = tables.at(table);
+// Progressive linearization: one line per evaluation (step, layers linearized), PPL and Δ%
+// against the untouched model on every eval corpus side by side.
+void progressive(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("progressive");
   if (t.rows.empty()) return;
-  ReportTable rt{name, title, {}, {}, ""};
-  for (const auto& c : t.columns)
-    if (c.name != "unit") rt.headers.push_back(c.name);
-  for (const auto& r : t.rows) {
-    std::vector<std::string> row;
-    for (std::size_t c = 0; c < t.columns.size(); ++c)
-      if (t.columns[c].name != "unit") row.push_back(value_to_string(r[c]));
+  Rows a{t};
+  std::set<std::string> corpora;
+  for (const auto& r : t.rows) corpora.insert(a.s(r, "corpus"));
+  ReportTable rt{"progressive", "Progressive linearization: PPL (Δ% vs the untouched model) after each layer",
+                 {"model", "step", "linear layers", "layers", "train loss"}, {}, ""};
+  for (const auto& c : corpora) rt.headers.push_back(c);
+  std::map<std::tuple<std::string, std::int64_t>, std::map<std::string, const Row*>> lines;
+  for (const auto& r : t.rows) lines[{a.s(r, "model"), a.i(r, "step")}][a.s(r, "corpus")] = &r;
+  for (const auto& [key, by_corpus] : lines) {
+    const Row& any = *by_corpus.begin()->second;
+    std::vector<std::string> row = {std::get<0>(key), std::to_string(std::get<1>(key)), std::to_string(a.i(any, "n_linear")),
+                                    a.s(any, "layers").empty() ? "-" : a.s(any, "layers"), num(a.f(any, "train_loss"))};
+    for (const auto& c : corpora) {
+      auto it = by_corpus.find(c);
+      row.push_back(it == by_corpus.end() ? "" : num(a.f(*it->second, "ppl"), 6) + " (" + fmt::format("{:+.2f}", a.f(*it->second, "delta_pct")) + ")");
+    }
     rt.rows.push_back(std::move(row));
   }
   out->push_back(std::move(rt));
+}
+
+// Fine-tuning: the last evaluation of every variant beside the control with the same budget.
+// A variant that claims an improvement over the untouched model (Δ% < 0) while the control
+// does at least as well is marked: the gain comes from the extra training, not from the
+// linearization.
+constexpr const char* kControlNote = "‡ the control (same steps, nothing linearized) matches or beats this variant";
+
+void finetune(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("finetune");
+  if (t.rows.empty()) return;
+  Rows a{t};
+  std::map<std::tuple<std::string, std::string, std::string>, const Row*> last;  // (model, corpus, variant) -> last row
+  for (const auto& r : t.rows) {
+    const Row*& slot = last[{a.s(r, "model"), a.s(r, "corpus"), a.s(r, "variant")}];
+    if (slot == nullptr || a.i(r, "step") > a.i(*slot, "step")) slot = &r;
+  }
+  ReportTable rt{"finetune", "Fine-tuning with one budget: linearized and two-phase variants against the control",
+                 {"model", "corpus", "variant", "steps", "linear layers", "base PPL", "PPL", "Δ% vs base", "Δ% vs control"}, {}, ""};
+  bool marked = false;
+  for (const auto& [key, r] : last) {
+    const auto& [model, corpus, variant] = key;
+    auto c = last.find({model, corpus, "control"});
+    const double ppl = a.f(*r, "ppl");
+    std::string vs_control = "n/a", mark;
+    if (c != last.end() && variant != "control") {
+      const double control = a.f(*c->second, "ppl");
+      vs_control = fmt::format("{:+.2f}", 100.0 * (ppl / control - 1.0));
+      if (a.f(*r, "delta_pct") < 0 && control <= ppl) mark = " ‡", marked = true;
+    } else if (variant == "control") {
+      vs_control = "-";
+    }
+    rt.rows.push_back({model, corpus, variant + mark, std::to_string(a.i(*r, "step")), a.s(*r, "layers").empty() ? "-" : a.s(*r, "layers"),
+                       num(a.f(*r, "ppl_base"), 6), num(ppl, 6), fmt::format("{:+.2f}", a.f(*r, "delta_pct")), vs_control});
+  }
+  if (marked) rt.note = kControlNote;
+  out->push_back(std::move(rt));
+
+  const Table& g = tables.at("soft_gates");
+  if (g.rows.empty()) return;
+  Rows b{g};
+  std::map<std::tuple<std::string, std::string, std::int64_t>, const Row*> gate_last;  // (model, corpus, layer)
+  for (const auto& r : g.rows) {
+    const Row*& slot = gate_last[{b.s(r, "model"), b.s(r, "corpus"), b.i(r, "layer")}];
+    if (slot == nullptr || b.i(r, "step") > b.i(*slot, "step")) slot = &r;
+  }
+  ReportTable gt{"soft_gates", "Two-phase gating: effective linearization (1 − mean gate) per layer at the last step",
+                 {"model", "corpus", "layer", "step", "mean gate", "effective linearization"}, {}, ""};
+  for (const auto& [key, r] : gate_last)
+    gt.rows.push_back({std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key)), std::to_string(b.i(*r, "step")),
+                       num(b.f(*r, "mean_gate")), pct(100.0 * b.f(*r, "effective_linear")) + "%"});
+  out->push_back(std::move(gt));
 }
 
 std::string latex_escape(const std::string& s) {
@@ -217,6 +279,7 @@ std::string latex_escape(const std::string& s) {
   for (std::size_t i = 0; i < o.size();) {
     if (o.compare(i, 2, "Δ") == 0) r += "$\\Delta$", i += 2;
     else if (o.compare(i, 3, "†") == 0) r += "$^\\dagger$", i += 3;
+    else if (o.compare(i, 3, "‡") == 0) r += "$^\\ddagger$", i += 3;
     else r += o[i++];
   }
   return r;
@@ -245,8 +308,8 @@ std::vector<ReportTable> build_report(const Store& store) {
   routing_lists(tables, &out);
   clusters(tables, &out);
   compound(tables, &out);
-  plain(tables, "progressive", "progressive", "Progressive linearization steps", &out);
-  plain(tables, "finetune", "finetune", "Fine-tuning variants and the control", &out);
+  progressive(tables, &out);
+  finetune(tables, &out);
   drop_unused_notes(&out);
   return out;
 }

@@ -24,8 +24,11 @@ struct ReportTable {
 // (base PPL, layers, best layer = smallest Δ% with its chosen gate, that gate, average share
 // routed linear over the chosen gates; omitted when no row marks a chosen gate), every gate per layer, token-vs-context AUCs with ‖e‖,
 // ‖c‖ and their cosine, routing-list transfer, residual clusters, compound gating,
-// progressive and fine-tuning steps. Every Δ% carries its interval and a † when the interval
-// contains zero. Tables without rows are omitted.
+// progressive linearization (PPL and Δ% per eval corpus after each layer), fine-tuning (each
+// variant's last evaluation beside the control's, a ‡ where the control matches or beats a
+// claimed improvement) and the two-phase gates' effective linearization per layer. Every
+// measured Δ% carries its interval and a † when the interval contains zero (training Δ% are
+// single runs without intervals). Tables without rows are omitted.
 std::vector<ReportTable> build_report(const Store& store);
 
 std::string render_markdown(const std::vector<ReportTable>& tables);

@@ -22,13 +22,14 @@ struct Fixture {
     test::copy_model("tiny-neox", dir / "neox");
   }
   // A spec over the two copied models and two corpora, with `lambda` and `batch`.
-  SweepSpec spec(const std::string& lambda = "[0.01, 0.1]", int batch = 8, const std::string& time = "01:00:00") {
+  SweepSpec spec(const std::string& lambda = "[0.01, 0.1]", int batch = 8, const std::string& time = "01:00:00",
+                 const std::string& extra = "", const std::string& splits = "") {
     const std::string text = "store: " + (dir / "store") + "\ncontext: 32\nmodels:\n  - {name: g, path: " + (dir / "gpt2") +
                              "}\n  - {name: n, path: " + (dir / "neox") + "}\ncorpora:\n  - {name: a, path: " +
                              test::tokens_file("tiny-gpt2") + "}\n  - {name: b, path: " +
                              test::data_dir() + "/tokenizer/edge.txt, format: text}\n" +
-                             "splits:\n  fit: {start: 0, tokens: 64}\n  eval: {start: 64, tokens: 64}\n" +
-                             "experiments:\n  fit: {lambda: " + lambda + "}\n  all_linear: {}\n  progressive: {}\n" +
+                             "splits:\n  fit: {start: 0, tokens: 64}\n  eval: {start: 64, tokens: 64}\n" + splits +
+                             "experiments:\n  fit: {lambda: " + lambda + "}\n  all_linear: {}\n" + extra +
                              "runtime: {batch: " + std::to_string(batch) + "}\nresources: {time: \"" + time + "\"}\n";
     test::write_text(dir / "spec.yaml", text);
     return load_spec(dir / "spec.yaml");
@@ -47,7 +48,7 @@ TEST_CASE("the plan has stats, fit and all_linear per model and corpus, in depen
   Fixture f;
   const Plan p = make_plan(f.spec());
   REQUIRE(p.units.size() == 2 * 2 * 3);
-  CHECK(p.not_planned == std::vector<std::string>{"progressive"});
+  CHECK(p.not_planned.empty());
   std::set<std::string> seen;
   for (const auto& u : p.units) {
     for (const auto& d : u.deps) CHECK(seen.count(d) == 1);
@@ -196,4 +197,39 @@ TEST_CASE("measurement experiments: capture, per-layer gate/token_context/cluste
                                          "}\nsplits:\n  fit: {start: 0, tokens: 512}\n  gate: {start: 512, tokens: 512}\n"
                                          "experiments:\n  nofly: {}\n");
   CHECK_THROWS_WITH(make_plan(load_spec(dir / "one.yaml")), Catch::Contains("experiments.nofly: needs a target corpus"));
+}
+
+TEST_CASE("training units: progressive per model, finetune per variant with the control always added") {
+  Fixture f;
+  const std::string train = "  train: {start: 128, tokens: 64}\n";
+  const Plan p = make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {}\n  finetune: {variants: [two_phase], steps: 10}\n", train));
+  std::map<std::string, const Unit*> by_slot;
+  for (const auto& u : p.units) by_slot[u.slot] = &u;
+  for (const std::string m : {"g", "n"}) {
+    const Unit* prog = by_slot.at("progressive/" + m + "/a");
+    CHECK(prog->params["order"] == nlohmann::json({1, 0, 2}));  // middle-out from the central layer
+    CHECK(prog->deps == std::vector<std::string>{by_slot.at("fit/" + m + "/a")->id});
+    CHECK(prog->params["eval"].size() == 2);  // every corpus by default
+    CHECK(prog->inputs.count("stream:b") == 1);
+    const Unit* two = by_slot.at("finetune/" + m + "/a/two_phase");
+    CHECK(two->params["layers"] == nlohmann::json({1}));  // a third of the layers, middle-out
+    CHECK(two->params.contains("gate_hidden"));
+    const Unit* control = by_slot.at("finetune/" + m + "/a/control");
+    CHECK(control->deps.empty());
+    CHECK_FALSE(control->params.contains("layers"));
+    CHECK_FALSE(control->params.contains("gate_hidden"));
+    CHECK(control->params["steps"] == two->params["steps"]);
+    CHECK(control->params["seed"] == two->params["seed"]);
+  }
+  CHECK_THROWS_WITH(make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {}\n")), Catch::Contains("splits.train"));
+  // Only the model it names, with its own order.
+  const Plan one = make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {model: n, order: [2, 0]}\n", train));
+  std::size_t n_prog = 0;
+  for (const auto& u : one.units)
+    if (u.kind == "progressive") {
+      ++n_prog;
+      CHECK(u.model == "n");
+      CHECK(u.params["order"] == nlohmann::json({2, 0}));
+    }
+  CHECK(n_prog == 1);
 }

@@ -91,6 +91,14 @@ TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
       {"bad_nofly_layer", "experiments:\n  nofly: {layer: 9}\n", "experiments.nofly.layer: layer 9 is outside model 'a'"},
       {"bad_nofly_self", "experiments:\n  nofly: {source: s, targets: [s]}\n", "the source corpus cannot be its own target"},
       {"bad_tc_layers", "experiments:\n  token_context: {layers: [5]}\n", "experiments.token_context.layers: layer 5 is outside model 'a'"},
+      {"bad_trainable", "experiments:\n  progressive: {trainable: [attention, bias]}\n", "experiments.progressive.trainable: 'bias' is not a parameter group"},
+      {"bad_progressive_order", "experiments:\n  progressive: {order: [1, 7]}\n", "experiments.progressive.order: layer 7 is outside model 'a'"},
+      {"bad_progressive_twice", "experiments:\n  progressive: {order: [1, 1]}\n", "experiments.progressive.order: lists a layer twice"},
+      {"bad_progressive_model", "experiments:\n  progressive: {model: b}\n", "experiments.progressive.model: 'b' is not a model of this spec"},
+      {"bad_finetune_variant", "experiments:\n  finetune: {variants: [lora]}\n", "experiments.finetune.variants: 'lora' is not a finetune variant"},
+      {"bad_finetune_lr", "experiments:\n  finetune: {lr: 0}\n", "experiments.finetune.lr: expected a positive learning rate"},
+      {"bad_finetune_fraction", "experiments:\n  finetune: {phase1_fraction: 2}\n", "experiments.finetune.phase1_fraction: expected a fraction"},
+      {"bad_finetune_batch", "experiments:\n  finetune: {batch: 0}\n", "experiments.finetune.batch: expected at least 1"},
   };
   for (const auto& c : cases) {
     INFO(c.name);

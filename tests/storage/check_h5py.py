@@ -11,7 +11,7 @@ with h5py.File(f"{store}/store.h5", "r") as f:
     assert f.attrs["schema_version"] == 1, f.attrs["schema_version"]
     names = sorted(f["tables"].keys())
     expected = sorted(["fits", "all_linear", "gates", "token_context", "nofly", "clusters", "compound",
-                       "progressive", "finetune"])
+                       "progressive", "finetune", "training_loss", "soft_gates"])
     assert names == expected, names
     for name in names:
         rows = f["tables"][name][:]

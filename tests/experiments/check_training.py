@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Checks the training experiments' stores (read with h5py only).
+
+Usage: check_training.py STORE_A STORE_B MODE [LINSWEEP_BINARY SOURCE_DIR]
+MODE "exact": B (interrupted with SIGKILL and resumed) must hold exactly A's rows in the
+progressive, finetune, training_loss and soft_gates tables (bitwise floats), B's journal
+must show a unit resumed from a checkpoint, and the exported weights must be equal bytes.
+MODE "close": B (another rank layout) must hold the same rows with PPL and losses within
+relative 1e-3. Both modes also check A on its own: a training_loss row for every step of
+every unit, the loss lower at the end than at the start, a control beside every finetune
+variant, and (with the binary) `linsweep eval` of an exported model reproducing the unit's
+last PPL on that corpus.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+TABLES = {
+    "progressive": ("model", "variant", "step", "corpus"),
+    "finetune": ("model", "variant", "step", "corpus"),
+    "training_loss": ("model", "experiment", "variant", "step"),
+    "soft_gates": ("model", "variant", "step", "layer", "corpus"),
+}
+
+
+def dec(v):
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def rows(store, table):
+    with h5py.File(f"{store}/store.h5", "r") as f:
+        if f"tables/{table}" not in f:
+            return {}
+        t = f[f"tables/{table}"][:]
+    return {tuple(dec(r[k]) for k in TABLES[table]): r for r in t}
+
+
+def check_alone(store, binary, src):
+    loss = rows(store, "training_loss")
+    assert loss, f"{store}: no training_loss rows"
+    units = {}
+    for key in loss:
+        units.setdefault(key[:3], []).append(key[3])
+    for unit, steps in units.items():
+        steps.sort()
+        assert steps == list(range(1, len(steps) + 1)), f"{unit}: training_loss rows are not steps 1..N: {steps}"
+        values = [float(loss[unit + (s,)]["loss"]) for s in steps]
+        third = max(1, len(values) // 3)
+        first, last = np.mean(values[:third]), np.mean(values[-third:])
+        assert last < first, f"{unit}: loss did not go down ({first:.4f} -> {last:.4f})"
+        print(f"{'/'.join(unit)}: {len(steps)} steps, loss {first:.4f} -> {last:.4f}")
+    ft = rows(store, "finetune")
+    variants = {(k[0], k[1]) for k in ft}
+    for model, variant in variants:
+        assert (model, "control") in variants, f"{model}/{variant}: no control"
+    gates = rows(store, "soft_gates")
+    if any(v == "two_phase" for _, v in variants):
+        assert gates, "two_phase ran but soft_gates is empty"
+        for r in gates.values():
+            assert 0 <= r["mean_gate"] <= 1 and abs(r["effective_linear"] - (1 - r["mean_gate"])) < 1e-12
+    if binary:
+        # The exported linearized model, loaded as a plain HF directory, scores the eval split
+        # as the unit's last evaluation did.
+        for model, variant in sorted(variants):
+            if variant == "two_phase":
+                continue
+            directory = f"{store}/models/{model}.{variant}"
+            assert os.path.isfile(f"{directory}/model.safetensors"), f"{directory}: no export"
+            last = max(k[2] for k in ft if k[:2] == (model, variant))
+            want = float(ft[(model, variant, last, "stream-a")]["ppl"])
+            out = subprocess.run([binary, "eval", "--model", directory, "--corpus", f"{src}/tests/data/models/tiny-gpt2.tokens.npy",
+                                  "--format", "npy", "--start", "2560", "--tokens", "1024", "--context", "32", "--json"],
+                                 check=True, capture_output=True, text=True).stdout
+            got = json.loads(out)["ppl"]
+            rel = abs(got - want) / want
+            print(f"{directory}: eval PPL {got:.6f}, unit's last PPL {want:.6f}, relative {rel:.2e}")
+            assert rel < 1e-5, f"{directory}: exported model's PPL {got} differs from {want}"
+
+
+def main():
+    a, b, mode = sys.argv[1:4]
+    binary, src = (sys.argv[4], sys.argv[5]) if len(sys.argv) > 5 else (None, None)
+    check_alone(a, binary, src)
+    worst = 0.0
+    for table in TABLES:
+        ra, rb = rows(a, table), rows(b, table)
+        assert set(ra) == set(rb), f"{table}: different rows ({len(ra)} vs {len(rb)})"
+        for key, r in ra.items():
+            for col in r.dtype.names:
+                if col == "unit":
+                    continue
+                x, y = r[col], rb[key][col]
+                if isinstance(x, (bytes, str)) or np.issubdtype(type(x), np.integer):
+                    assert dec(x) == dec(y), f"{table} {key} {col}: {x} vs {y}"
+                elif mode == "exact":
+                    assert (np.isnan(x) and np.isnan(y)) or x == y, f"{table} {key} {col}: {x!r} vs {y!r}"
+                elif not (np.isnan(x) and np.isnan(y)):
+                    rel = abs(x - y) / max(abs(x), 1e-12)
+                    if col in ("ppl", "ppl_base", "loss", "train_loss", "mean_gate"):
+                        worst = max(worst, rel)
+                        assert rel < 1e-3, f"{table} {key} {col}: {x} vs {y}"
+        print(f"{table}: {len(ra)} rows " + ("identical" if mode == "exact" else "agree"))
+    if mode == "exact":
+        with open(f"{b}/journal.jsonl") as f:
+            events = [json.loads(line) for line in f if line.strip()]
+        resumed = [e for e in events if e.get("event") == "resumed"]
+        assert resumed, f"{b}: no unit resumed from a checkpoint"
+        for e in resumed:
+            print(f"resumed: {e['unit']} {e.get('error', '')}")
+        for d in sorted(os.listdir(f"{a}/models")):
+            wa, wb = f"{a}/models/{d}/model.safetensors", f"{b}/models/{d}/model.safetensors"
+            with open(wa, "rb") as fa, open(wb, "rb") as fb:
+                assert fa.read() == fb.read(), f"{d}: exported weights differ"
+        print(f"exported weights: {len(os.listdir(f'{a}/models'))} models byte-identical")
+    else:
+        print(f"worst relative difference of PPL/loss: {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()
