@@ -82,6 +82,7 @@ class Coordinator {
       : spec_(spec), plan_(plan), store_(store), groups_(groups), rpg_(rpg), options_(options) {}
 
   int run() {
+    deadline_guard_ = std::make_unique<DeadlineGuard>(store_, plan_);
     const auto status = plan_status(plan_, &store_);
     for (std::size_t i = 0; i < status.size(); ++i) {
       if (status[i].state == UnitState::kDone) done_.insert(plan_.units[i].id);
@@ -90,7 +91,7 @@ class Coordinator {
     const std::size_t total = plan_.units.size(), already = done_.size();
     progress_ = std::make_unique<Progress>(total, already, progress_options(options_));
     while (true) {
-      if (running_.empty() && (g_signal != 0 || pending_.empty())) break;
+      if (running_.empty() && (g_signal != 0 || out_of_time_ || pending_.empty())) break;
       if (running_.empty() && idle_.size() == static_cast<std::size_t>(groups_) && !pending_.empty()) {
         for (std::size_t i : pending_) failed_.insert(plan_.units[i].id);  // only units behind failures remain
         pending_.clear();
@@ -111,14 +112,14 @@ class Coordinator {
       if (!got) abort_after_grace();
       on_report(msg, from);
       // A commit may have made units runnable for groups that were waiting.
-      for (auto it = idle_.begin(); it != idle_.end() && g_signal == 0;) {
+      for (auto it = idle_.begin(); it != idle_.end() && g_signal == 0 && !out_of_time_;) {
         const int w = *it;
         it = idle_.erase(it);
         dispatch(w);
         if (running_.count(w) == 0) break;  // back in idle_: nothing runnable now
       }
     }
-    const bool interrupted = g_signal != 0 && !pending_.empty();
+    const bool interrupted = (g_signal != 0 || out_of_time_) && !pending_.empty();
     const int code = interrupted ? static_cast<int>(ExitCode::kInterrupted)
                                  : (failed_.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
     for (int g = 0; g < groups_; ++g) send_json({{"stop", true}, {"code", code}}, leader(g), kTagAssign);
@@ -149,6 +150,7 @@ class Coordinator {
       dispatch(g);
       return;
     }
+    deadline_guard_->record(u.kind, seconds);
     dispatch(g);  // the group computes its next unit while this one is committed
     try {
       store_.commit_staged(msg.at("staged").get<std::string>(), u.id, seconds, from, u.tokens());
@@ -212,9 +214,16 @@ class Coordinator {
   }
 
   void dispatch(int g) {
-    if (g_signal == 0) {
+    if (g_signal == 0 && !out_of_time_) {
       if (auto i = next_for(g)) {
         const Unit& u = plan_.units[*i];
+        if (!deadline_guard_->fits(u.kind)) {
+          pending_.push_front(*i);
+          out_of_time_ = true;
+          progress_->note("run: " + u.label() + " would not finish before the job's time limit; no new units (resumable)", true);
+          idle_.insert(g);
+          return;
+        }
         store_.journal({.event = "started", .unit = u.id, .rank = leader(g)});
         log_unit(store_, *progress_, u, "attempt " + std::to_string(attempts_[*i] + 1) + " assigned to group " + std::to_string(g) + " (rank " +
                         std::to_string(leader(g)) + ", " + std::to_string(rpg_) + " ranks)");
@@ -255,6 +264,8 @@ class Coordinator {
   std::map<std::size_t, std::int64_t> attempts_;
   std::set<int> idle_;                        // groups waiting for a runnable unit
   std::chrono::steady_clock::time_point deadline_{};
+  std::unique_ptr<DeadlineGuard> deadline_guard_;  // the Slurm time limit (LINSWEEP_DEADLINE)
+  bool out_of_time_ = false;                       // a unit would not finish in time: dispatch stopped
 };
 
 int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator& group) {
@@ -326,7 +337,9 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
         throw SpecError(spec_path + ": runtime.ranks_per_group " + std::to_string(spec->runtime.ranks_per_group) +
                         " does not divide the " + std::to_string(size - 1) + " worker ranks");
       plan = make_plan(*spec);
-      store = std::make_unique<Store>(Store::open_write(spec->store, spec->text));
+      store = std::make_unique<Store>(Store::open_write(spec->store, spec->text, !options.units_file.empty()));
+      if (!options.units_file.empty()) restrict_plan(options.units_file, store->committed_units(), &plan);
+      for (const auto& e : plan.not_planned) std::fprintf(stderr, "run: skipped %s\n", e.c_str());
       record_run(*store, spec_path, options);
       payload = nlohmann::json({{"ok", true}, {"plan", plan_to_json(plan)}}).dump();
     } catch (const Error& e) {

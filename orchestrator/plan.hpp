@@ -34,7 +34,7 @@ struct Unit {
 
 struct Plan {
   std::vector<Unit> units;                // dependency order
-  std::vector<std::string> not_planned;   // experiments this build has no units for yet
+  std::vector<std::string> not_planned;   // what was left out of this run, with why (e.g. by --units)
 };
 
 // Expands the spec: per (model, corpus) a `stats` unit (one forward pass over the fit split

@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <cstdlib>
+#include <sstream>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
@@ -51,13 +53,14 @@ class StopSignals {
 
 int run_sweep(const std::string& spec_path, const RunOptions& options) {
   const SweepSpec spec = load_spec(spec_path, options.store_override);
-  const Plan plan = make_plan(spec);
-  Store store = Store::open_write(spec.store, spec.text);
+  Plan plan = make_plan(spec);
+  Store store = Store::open_write(spec.store, spec.text, !options.units_file.empty());
+  if (!options.units_file.empty()) restrict_plan(options.units_file, store.committed_units(), &plan);
+  DeadlineGuard deadline(store, plan);
   if (auto stale = store.recovered_stale_lock(); stale && !options.quiet)
     std::fprintf(stderr, "run: recovered a stale lock (%s)\n", stale->c_str());
   configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec.runtime.threads));
-  for (const auto& e : plan.not_planned)
-    if (!options.quiet) std::fprintf(stderr, "run: experiment '%s' has no units in this build yet; skipped\n", e.c_str());
+  for (const auto& e : plan.not_planned) std::fprintf(stderr, "run: skipped %s\n", e.c_str());
 
   StopSignals signals;
   record_run(store, spec_path, options);
@@ -68,10 +71,16 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   std::set<std::string> failed;
   UnitExecutor executor(spec);
   std::size_t ran = 0;
+  bool out_of_time = false;
   for (const auto& p : status) {
     const Unit& u = *p.unit;
     if (p.state == UnitState::kDone) continue;
     if (g_stop_signal != 0) break;
+    if (!deadline.fits(u.kind)) {
+      progress.note("run: " + u.label() + " would not finish before the job's time limit; stopping here (resumable)", true);
+      out_of_time = true;
+      break;
+    }
     bool blocked = false;
     for (const auto& d : u.deps) blocked = blocked || failed.count(d) > 0;
     if (blocked) {
@@ -89,6 +98,7 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         const UnitResult result = executor.run(u, store, nullptr);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         store.commit(result, seconds, 0, u.tokens());
+        deadline.record(u.kind, seconds);
         committed = true;
         ++ran;
         log_unit(store, progress, u, committed_log(u, seconds, "", peak_rss_mib()));
@@ -103,13 +113,72 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
     if (!committed) failed.insert(u.id);
   }
   store.rebuild_consolidated();
-  const bool interrupted = g_stop_signal != 0;
-  if (interrupted) progress.note("run: signal " + std::to_string(static_cast<int>(g_stop_signal)) + ": stopped before the next unit", true);
+  const bool interrupted = g_stop_signal != 0 || out_of_time;
+  if (g_stop_signal != 0) progress.note("run: signal " + std::to_string(static_cast<int>(g_stop_signal)) + ": stopped before the next unit", true);
   progress.note("run: " + std::to_string(status.size()) + " units: " + std::to_string(already) + " already done, " +
                 std::to_string(ran) + " run now, " + std::to_string(failed.size()) + " failed" + (interrupted ? ", interrupted" : "") +
                 "; store " + spec.store);
   if (interrupted) return static_cast<int>(ExitCode::kInterrupted);
   return failed.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed);
+}
+
+void restrict_plan(const std::string& path, const std::vector<std::string>& committed, Plan* plan) {
+  std::set<std::string> wanted;
+  {
+    std::istringstream in(read_file(path, 64u << 20));
+    std::string line;
+    while (std::getline(in, line)) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty() && line[0] != '#') wanted.insert(line);
+    }
+  }
+  std::set<std::string> known;
+  for (const auto& u : plan->units) known.insert(u.id);
+  for (const auto& id : wanted)
+    if (!known.count(id)) throw InputError(path + ": unit '" + id + "' is not in this spec's plan (was the spec changed after submission?)");
+  const std::set<std::string> done(committed.begin(), committed.end());
+  std::set<std::string> kept;
+  std::vector<Unit> units;
+  for (auto& u : plan->units) {
+    if (!wanted.count(u.id) && !done.count(u.id)) continue;
+    bool ok = true;
+    for (const auto& d : u.deps) ok = ok && (kept.count(d) || done.count(d));
+    if (!ok) {
+      plan->not_planned.push_back(u.label() + " (" + u.id + "): a dependency is neither in this job nor committed");
+      continue;
+    }
+    kept.insert(u.id);
+    units.push_back(std::move(u));
+  }
+  plan->units = std::move(units);
+}
+
+DeadlineGuard::DeadlineGuard(const Store& store, const Plan& plan) {
+  const char* env = std::getenv("LINSWEEP_DEADLINE");
+  if (env == nullptr || *env == '\0') return;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !(v > 0)) throw InputError(std::string("LINSWEEP_DEADLINE: '") + env + "' is not a unix time");
+  deadline_ = v;
+  std::map<std::string, std::string> kind_of;
+  for (const auto& u : plan.units) kind_of[u.id] = u.kind;
+  for (const auto& e : store.journal_events())
+    if (e.event == "committed" && e.duration > 0)
+      if (auto it = kind_of.find(e.unit); it != kind_of.end()) record(it->second, e.duration);
+}
+
+bool DeadlineGuard::fits(const std::string& kind) const {
+  if (deadline_ <= 0) return true;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto it = sums_.find(kind);
+  const double estimate = it == sums_.end() ? 0.0 : it->second.first / it->second.second;
+  return now + estimate < deadline_;
+}
+
+void DeadlineGuard::record(const std::string& kind, double seconds) {
+  auto& [sum, n] = sums_[kind];
+  sum += seconds;
+  n += 1;
 }
 
 std::string recorded_spec(const std::string& store_dir, RunOptions* options) {

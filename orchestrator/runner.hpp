@@ -2,19 +2,47 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "orchestrator/progress.hpp"
 
 namespace linsweep {
 
 class Store;
+struct Plan;
 struct Unit;
 
 struct RunOptions {
   std::string store_override;  // --store
   int threads = 0;             // 0: spec's runtime.threads, then the default
   bool quiet = false;          // no per-unit lines on stderr
+  std::string units_file;      // --units: run only these unit ids (one per line), shared store lock
+};
+
+// For --units: keeps the plan's units listed in `ids` and those already committed (so that
+// dependencies outside the list count as done); a listed unit whose dependency is neither is
+// dropped with a message in plan->not_planned. Throws InputError when `path` cannot be read
+// or names a unit the plan does not have.
+void restrict_plan(const std::string& path, const std::vector<std::string>& committed, Plan* plan);
+
+// Time-limit awareness: LINSWEEP_DEADLINE (unix seconds, exported by the Slurm batch script
+// as job start + time limit − grace) is the time by which no unit may still run. A unit is
+// started only when now + the mean duration of its kind (committed units in the journal,
+// plus those committed in this run) is before it; a kind with no history is started. Without
+// the variable every unit fits. Not thread safe.
+class DeadlineGuard {
+ public:
+  DeadlineGuard(const Store& store, const Plan& plan);
+  bool active() const noexcept { return deadline_ > 0; }
+  bool fits(const std::string& kind) const;
+  void record(const std::string& kind, double seconds);
+  double deadline() const noexcept { return deadline_; }
+
+ private:
+  double deadline_ = 0;
+  std::map<std::string, std::pair<double, double>> sums_;  // kind -> (seconds, count)
 };
 
 // Loads and validates the spec, plans it, takes the store's lock, and runs every unit that

@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "slurm/batch_script.hpp"
 #include "workers/model/model_config.hpp"
 
 namespace linsweep {
@@ -471,6 +472,16 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
     if (r["extra_sbatch"]) {
       if (!r["extra_sbatch"].IsSequence()) ctx.fail(r["extra_sbatch"], "resources.extra_sbatch", "expected a list of strings");
       for (const auto& line : r["extra_sbatch"]) rs.extra_sbatch.push_back(get_string(ctx, line, "resources.extra_sbatch"));
+    }
+    try {
+      check_resources(rs, path);  // values that reach #SBATCH lines: no shell or sbatch syntax
+    } catch (const SpecError& e) {
+      const std::string msg = e.what();
+      const auto field = msg.find("resources.");
+      const std::string key = field == std::string::npos ? "" : msg.substr(field + 10, msg.find(':', field) - field - 10);
+      const YAML::Node at = !key.empty() && r[key] ? r[key] : r;
+      ctx.fail(at, msg.substr(field == std::string::npos ? 0 : field, msg.find(':', field) - field),
+               msg.substr(msg.find(':', field) + 2));
     }
   }
   return spec;

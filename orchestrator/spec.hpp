@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "slurm/resources.hpp"
+
 namespace linsweep {
 
 struct ModelSpec {
@@ -47,18 +49,6 @@ struct RuntimeSpec {
   std::string activation_dtype = "float16";
 };
 
-struct ResourcesSpec {
-  std::int64_t nodes = 1;
-  std::int64_t tasks_per_node = 1;
-  std::int64_t gpus_per_node = 0;
-  std::int64_t cpus_per_task = 0;  // 0: not requested
-  std::string mem;                 // e.g. "64G"; empty: not requested
-  std::string time = "01:00:00";
-  std::string partition, account, qos, constraint;
-  std::vector<std::string> extra_sbatch;
-  std::string launcher = "mpirun";  // mpirun | srun
-  std::int64_t requeue_limit = 3;
-};
 
 struct SweepSpec {
   std::string file;  // path of the spec

@@ -83,12 +83,12 @@ Store Store::open_read(const std::string& dir) {
   return s;
 }
 
-Store Store::open_write(const std::string& dir, const std::string& spec_text) {
+Store Store::open_write(const std::string& dir, const std::string& spec_text, bool shared) {
   Store s(dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw StorageError(dir + ": cannot create the store directory: " + ec.message());
-  s.lock_ = std::make_unique<StoreLock>(dir);
+  s.lock_ = std::make_unique<StoreLock>(dir, shared);
   if (is_regular_file(dir + "/" + kMarker)) {
     s.check_marker();
   } else {
@@ -100,8 +100,9 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text) {
   make_dir(dir + "/units");
   make_dir(dir + "/logs");
   s.journal_ = std::make_unique<JournalWriter>(dir + "/journal.jsonl");
-  // Temporary files of writers that died mid-commit; only the lock holder may remove them.
-  if (DIR* d = ::opendir((dir + "/units").c_str())) {
+  // Temporary files of writers that died mid-commit; only the exclusive lock holder may
+  // remove them (a shared holder's peers may be committing right now).
+  if (DIR* d = shared ? nullptr : ::opendir((dir + "/units").c_str())) {
     std::vector<std::string> stale;
     while (const dirent* e = ::readdir(d))
       if (std::string(e->d_name).rfind(".tmp-", 0) == 0) stale.push_back(dir + "/units/" + e->d_name);

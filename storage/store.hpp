@@ -36,7 +36,9 @@ class Store {
   static Store open_read(const std::string& dir);
   // Opens (creating if needed) a store for writing and takes its lock. `spec_text` is
   // frozen into spec.yaml when the store is created; an existing spec.yaml is kept.
-  static Store open_write(const std::string& dir, const std::string& spec_text = "");
+  // `shared`: the lock is taken shared (StoreLock), for one of several jobs that each run a
+  // disjoint set of units; such a writer leaves other writers' temporary files alone.
+  static Store open_write(const std::string& dir, const std::string& spec_text = "", bool shared = false);
 
   const std::string& dir() const noexcept { return dir_; }
   bool writable() const noexcept { return lock_ != nullptr; }

@@ -25,10 +25,10 @@ std::string read_holder(int fd) {
 
 }  // namespace
 
-StoreLock::StoreLock(const std::string& dir) : path_(dir + "/lock") {
+StoreLock::StoreLock(const std::string& dir, bool shared) : path_(dir + "/lock"), shared_(shared) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw StorageError(path_ + ": cannot open lock file: " + std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     const int e = errno;
     const std::string holder = read_holder(fd_);
     ::close(fd_);
@@ -39,6 +39,7 @@ StoreLock::StoreLock(const std::string& dir) : path_(dir + "/lock") {
                          ExitCode::kBadInput);
     throw StorageError(path_ + ": cannot lock: " + std::strerror(e));
   }
+  if (shared) return;  // several holders: the record stays whatever an exclusive holder left
   const std::string previous = read_holder(fd_);
   if (!previous.empty()) stale_ = previous;  // the file outlived a holder that did not unlock
   char host[256] = {};
@@ -53,12 +54,12 @@ StoreLock::StoreLock(const std::string& dir) : path_(dir + "/lock") {
 }
 
 StoreLock::StoreLock(StoreLock&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)), stale_(std::move(o.stale_)) {}
+    : fd_(std::exchange(o.fd_, -1)), shared_(o.shared_), path_(std::move(o.path_)), stale_(std::move(o.stale_)) {}
 
 StoreLock::~StoreLock() {
   if (fd_ < 0) return;
   // Empty the record first: a non-empty lock file without a flock means a holder died.
-  if (::ftruncate(fd_, 0) == 0) ::fsync(fd_);
+  if (!shared_ && ::ftruncate(fd_, 0) == 0) ::fsync(fd_);
   ::flock(fd_, LOCK_UN);
   ::close(fd_);
 }

@@ -11,9 +11,12 @@ namespace linsweep {
 // StorageError(kBadInput) naming the holder. A lock file left by a process that died holds
 // no flock, so it is taken over and reported through stale_holder(). Move-only; released on
 // destruction.
+// `shared` takes LOCK_SH instead, for runs of disjoint unit sets (the jobs of one split Slurm
+// submission): shared holders coexist, and exclude (and are excluded by) an exclusive holder.
+// A shared holder leaves the record alone (it belongs to no single process).
 class StoreLock {
  public:
-  explicit StoreLock(const std::string& dir);
+  explicit StoreLock(const std::string& dir, bool shared = false);
   ~StoreLock();
   StoreLock(StoreLock&& o) noexcept;
   StoreLock& operator=(StoreLock&&) = delete;
@@ -25,6 +28,7 @@ class StoreLock {
 
  private:
   int fd_ = -1;
+  bool shared_ = false;
   std::string path_;
   std::optional<std::string> stale_;
 };

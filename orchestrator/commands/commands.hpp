@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 namespace CLI {
 class App;
@@ -25,6 +26,13 @@ void add_plan_command(CLI::App& root, CommandAction* action);
 void add_run_command(CLI::App& root, CommandAction* action);
 void add_status_command(CLI::App& root, CommandAction* action);
 void add_resume_command(CLI::App& root, CommandAction* action);
+void add_submit_command(CLI::App& root, CommandAction* action);
+
+struct SubmitOptions;
+struct SubmitReport;
+// Shared by `submit` and `resume --submit`.
+void add_submit_options(CLI::App* cmd, SubmitOptions* options);
+int print_submit_report(const SubmitReport& report, const SubmitOptions& options, bool json);
 
 struct RunOptions;
 // `run` and `resume`: one process, or the MPI coordinator when launched with several ranks.

@@ -33,6 +33,9 @@ void add_run_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
   cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)");
   cmd->add_flag("--quiet", opts->quiet, "print only failures and errors (no per-unit lines, no live progress line)");
+  cmd->add_option("--units", opts->units_file,
+                  "run only the unit ids listed in this file (one per line; written by `linsweep submit` for split jobs); "
+                  "takes the store lock shared, so jobs with disjoint units run side by side");
   cmd->callback([spec, opts, action] { *action = [spec, opts] { return run_command(*spec, *opts); }; });
 }
 

@@ -7,6 +7,8 @@
 
 #include "orchestrator/commands/commands.hpp"
 #include "storage/store.hpp"
+#include "common/errors.hpp"
+#include "orchestrator/submit.hpp"
 #include "storage/store_status.hpp"
 
 namespace linsweep {
@@ -17,9 +19,22 @@ struct StatusArgs {
   bool json = false;
 };
 
+// The scheduler's view of the store's Slurm jobs; a scheduler that cannot be asked is a
+// note, not a failure (the store's own progress is still right).
+nlohmann::json jobs_or_note(const std::string& store, std::string* note) {
+  try {
+    return slurm_jobs_status(store);
+  } catch (const SlurmError& e) {
+    *note = e.what();
+    return nlohmann::json::array();
+  }
+}
+
 int run_status(const StatusArgs& a) {
   const Store store = Store::open_read(a.store);
   const StoreStatus st = summarize_store(store);
+  std::string note;
+  const nlohmann::json jobs = jobs_or_note(a.store, &note);
   if (a.json) {
     nlohmann::json j = {{"store", a.store}, {"committed", st.committed()}, {"units_per_hour", st.units_per_hour()},
                         {"by_kind", nlohmann::json::object()}, {"failures", nlohmann::json::array()}};
@@ -28,6 +43,8 @@ int run_status(const StatusArgs& a) {
                          {"tokens", c.tokens}, {"tokens_per_second", c.tokens_per_second()}};
     for (const auto& f : st.failures)
       j["failures"].push_back({{"unit", f.unit}, {"host", f.host}, {"rank", f.rank}, {"attempts", f.attempts}, {"error", f.error}});
+    j["slurm_jobs"] = jobs;
+    if (!note.empty()) j["slurm_note"] = note;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -39,6 +56,16 @@ int run_status(const StatusArgs& a) {
   std::printf("  %d units committed, %.0f units/hour over the journal\n", st.committed(), st.units_per_hour());
   for (const auto& f : st.failures)
     std::printf("  failed: %s (%d attempts, %s rank %d): %s\n", f.unit.c_str(), f.attempts, f.host.c_str(), f.rank, f.error.c_str());
+  if (!jobs.empty()) std::printf("slurm jobs\n  %-10s %-12s %-18s %8s  %s\n", "job", "state", "reason", "restarts", "units");
+  for (const auto& j : jobs) {
+    const std::string units = j["all_pending"].get<bool>()
+                                  ? std::string("every pending unit")
+                                  : std::to_string(j["units_committed"].get<std::size_t>()) + "/" + std::to_string(j["units"].get<std::size_t>()) + " committed";
+    std::printf("  %-10s %-12s %-18s %8lld  %s\n", j["job_id"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
+                j["reason"].get<std::string>().empty() ? "-" : j["reason"].get<std::string>().c_str(),
+                static_cast<long long>(j["restarts"].get<std::int64_t>()), units.c_str());
+  }
+  if (!note.empty()) std::printf("slurm: %s\n", note.c_str());
   return 0;
 }
 
@@ -47,7 +74,8 @@ int run_status(const StatusArgs& a) {
 void add_status_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<StatusArgs>();
   CLI::App* cmd = root.add_subcommand("status", "Committed, failed and unfinished units of a store by experiment, failures with "
-                                                "their messages, and throughput (from the journal).");
+                                                "their messages, and throughput (from the journal); for stores submitted to Slurm, "
+                                                "every recorded job with the scheduler's state (squeue, scontrol, sacct) and its units.");
   cmd->add_option("store", args->store, "store directory")->required();
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->callback([args, action] { *action = [args] { return run_status(*args); }; });

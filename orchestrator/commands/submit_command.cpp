@@ -1,0 +1,68 @@
+// `linsweep submit SPEC`: render the sweep's Slurm batch script(s) and submit them with sbatch.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/commands/commands.hpp"
+#include "orchestrator/submit.hpp"
+
+namespace linsweep {
+
+int print_submit_report(const SubmitReport& r, const SubmitOptions& o, bool json) {
+  if (json) {
+    std::printf("%s\n", r.to_json().dump().c_str());
+    return 0;
+  }
+  if (o.dry_run) {
+    for (const auto& j : r.jobs) {
+      std::printf("# ---- %s (%s)%s\n", j.name.c_str(), j.units.empty() ? "every pending unit" : (std::to_string(j.units.size()) + " units").c_str(),
+                  j.dependencies.empty() ? "" : (" after " + nlohmann::json(j.dependencies).dump()).c_str());
+      std::printf("%s", j.script.c_str());
+    }
+  }
+  std::fprintf(stderr, "submit: %zu units: %zu committed, %zu pending", r.total, r.committed, r.pending);
+  if (r.held > 0) std::fprintf(stderr, ", %zu of them held by live job(s) %s", r.held, nlohmann::json(r.live_jobs).dump().c_str());
+  std::fprintf(stderr, "\n");
+  if (r.jobs.empty()) {
+    std::fprintf(stderr, "submit: nothing to submit\n");
+    return 0;
+  }
+  for (const auto& j : r.jobs)
+    std::fprintf(stderr, "submit: %s %s: %s%s\n", o.dry_run ? "would submit" : ("job " + j.job_id).c_str(), j.name.c_str(),
+                 j.units.empty() ? "every pending unit" : (std::to_string(j.units.size()) + " units").c_str(),
+                 j.dependencies.empty() ? "" : (", after " + nlohmann::json(j.dependencies).dump()).c_str());
+  if (!o.dry_run)
+    std::fprintf(stderr, "submit: scripts and logs under %s/slurm; follow with `linsweep status %s`\n", r.store.c_str(), r.store.c_str());
+  return 0;
+}
+
+void add_submit_options(CLI::App* cmd, SubmitOptions* o) {
+  cmd->add_flag("--dry-run", o->dry_run, "print the batch script(s) and what would be submitted; submit and record nothing");
+  cmd->add_option("--split", o->split, "none (one job), model (a job per model) or units:K (at most K units per job; later jobs "
+                                       "wait for the jobs holding their dependencies with --dependency=afterok)")
+      ->capture_default_str();
+  cmd->add_option("--max-concurrent", o->max_concurrent, "at most this many of the jobs at once (afterany chains; 0: no cap)");
+  cmd->add_option("--linsweep", o->linsweep, "linsweep binary the jobs run (default: this one)");
+}
+
+void add_submit_command(CLI::App& root, CommandAction* action) {
+  auto spec = std::make_shared<std::string>();
+  auto opts = std::make_shared<SubmitOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = root.add_subcommand(
+      "submit", "Submit a sweep to Slurm: renders a batch script from the spec's `resources` (launcher, --signal=B:USR1@grace, "
+                "requeue on interruption up to resources.requeue_limit, logs under STORE/slurm/logs), submits it with "
+                "`sbatch --parsable` and records the job in STORE/slurm/jobs.jsonl. Units that a recorded job still alive holds "
+                "are not submitted again. Exit 2 when sbatch is missing, the controller unreachable or the job rejected.");
+  cmd->add_option("spec", *spec, "sweep spec (YAML)")->required();
+  cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
+  add_submit_options(cmd, opts.get());
+  cmd->add_flag("--json", *json, "print the submission as JSON");
+  cmd->callback([spec, opts, json, action] {
+    *action = [spec, opts, json] { return print_submit_report(submit_sweep(*spec, *opts), *opts, *json); };
+  });
+}
+
+}  // namespace linsweep

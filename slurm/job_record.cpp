@@ -1,0 +1,58 @@
+// Submitted-job records of a store.
+#include "slurm/job_record.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+
+namespace linsweep {
+
+void append_job_record(const std::string& store_dir, const JobRecord& r) {
+  const std::string dir = store_dir + "/slurm";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw SlurmError(dir + ": cannot create: " + ec.message());
+  const nlohmann::json j = {{"job_id", r.job_id}, {"name", r.name}, {"script", r.script}, {"units_file", r.units_file},
+                            {"units", r.units}, {"after", r.after}, {"time", r.time}};
+  const std::string line = j.dump() + "\n";
+  const std::string path = dir + "/jobs.jsonl";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw SlurmError(path + ": cannot open: " + std::strerror(errno));
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  const int saved = errno;
+  ::close(fd);
+  if (!ok) throw SlurmError(path + ": write failed: " + std::strerror(saved));
+}
+
+std::vector<JobRecord> read_job_records(const std::string& store_dir) {
+  std::vector<JobRecord> out;
+  std::ifstream in(store_dir + "/slurm/jobs.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("job_id") || !j["job_id"].is_string()) continue;
+    JobRecord r;
+    r.job_id = j["job_id"].get<std::string>();
+    r.name = j.value("name", "");
+    r.script = j.value("script", "");
+    r.units_file = j.value("units_file", "");
+    if (j.contains("units") && j["units"].is_array())
+      for (const auto& u : j["units"])
+        if (u.is_string()) r.units.push_back(u.get<std::string>());
+    if (j.contains("after") && j["after"].is_array())
+      for (const auto& a : j["after"])
+        if (a.is_string()) r.after.push_back(a.get<std::string>());
+    r.time = j.value("time", 0.0);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace linsweep
