@@ -18,6 +18,12 @@
 # source". slurmd sets SLURM_CONF in every job's environment (even with
 # --export=NONE), so `scontrol requeue` / `srun` inside a job work too.
 #
+# Environment: LINSWEEP_SLURM_DIR (default STATE_DIR), LINSWEEP_SLURMCTLD_PORT /
+# LINSWEEP_SLURMD_PORT (6817/6818; start refuses if they are taken, e.g. by a
+# cluster on another STATE_DIR), LINSWEEP_SLURM_CRED_EXPIRE (10; Slurm's default is
+# 120) and LINSWEEP_SLURM_SCHED_INTERVAL (5; default 60): together they set how long
+# a requeued job waits before it runs again (here ~15 s, with defaults ~2-3 min).
+#
 # Behaviour of Slurm 22.05.8 (Debian 12) with this config, verified by running jobs
 # - sbatch --parsable prints just the job id; a job starts ~1-2 s after submission.
 #   squeue -h -j ID -o '%i %T %r' prints "ID PENDING None", then "ID RUNNING None";
