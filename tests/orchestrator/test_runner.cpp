@@ -1,7 +1,10 @@
 // Single-process runs: fits and all-linear costs against the golden values; resume runs nothing twice.
 #include <catch2/catch.hpp>
 
+#include "common/errors.hpp"
+#include "orchestrator/plan.hpp"
 #include "orchestrator/runner.hpp"
+#include "orchestrator/spec.hpp"
 #include "storage/store.hpp"
 #include "support/test_support.hpp"
 
@@ -119,4 +122,48 @@ TEST_CASE("run: one log per unit, tokens in the journal, run.json for resume") {
     std::filesystem::remove(dir / "store/run.json");
     CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), Catch::Contains("run.json: missing"));
   }
+}
+
+TEST_CASE("run: near the Slurm time limit no unit starts that would not finish; exit 3, then resumable") {
+  ScratchDir dir;
+  const std::string spec = golden_spec(dir, "tiny-gpt2");
+  RunOptions quiet;
+  quiet.quiet = true;
+  const auto now = static_cast<long long>(std::time(nullptr));
+  ::setenv("LINSWEEP_DEADLINE", std::to_string(now - 1).c_str(), 1);  // already past: nothing may start
+  CHECK(run_sweep(spec, quiet) == 3);
+  CHECK(Store::open_read(dir / "store").committed_units().empty());
+  ::setenv("LINSWEEP_DEADLINE", std::to_string(now + 3600).c_str(), 1);  // an hour: everything fits
+  CHECK(run_sweep(spec, quiet) == 0);
+  const Store store = Store::open_read(dir / "store");
+  Plan plan = make_plan(load_spec(spec));
+  {
+    // With history, a kind whose mean duration would overrun is refused, others are not.
+    ::setenv("LINSWEEP_DEADLINE", std::to_string(now + 100).c_str(), 1);
+    DeadlineGuard guard(store, plan);
+    CHECK(guard.active());
+    guard.record("all_linear", 1e6);
+    CHECK_FALSE(guard.fits("all_linear"));
+    CHECK(guard.fits("some_new_kind"));
+  }
+  ::setenv("LINSWEEP_DEADLINE", "soon", 1);
+  CHECK_THROWS_AS(DeadlineGuard(store, plan), InputError);
+  ::unsetenv("LINSWEEP_DEADLINE");
+  CHECK_FALSE(DeadlineGuard(store, plan).active());
+}
+
+TEST_CASE("run --units: only the listed units run; the others are left for their own job") {
+  ScratchDir dir;
+  const std::string spec = golden_spec(dir, "tiny-gpt2");
+  const Plan plan = make_plan(load_spec(spec));
+  // The first two units (stats, then fit on it) of the plan.
+  test::write_text(dir / "units.txt", plan.units[0].id + "\n" + plan.units[1].id + "\n");
+  RunOptions o;
+  o.quiet = true;
+  o.units_file = dir / "units.txt";
+  CHECK(run_sweep(spec, o) == 0);
+  CHECK(Store::open_read(dir / "store").committed_units().size() == 2);
+  test::write_text(dir / "bad.txt", "fit-000000000000000000000000\n");
+  o.units_file = dir / "bad.txt";
+  CHECK_THROWS_WITH(run_sweep(spec, o), Catch::Contains("is not in this spec's plan"));
 }
