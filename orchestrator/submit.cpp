@@ -85,6 +85,8 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
       const auto states = query_jobs(ids);
       for (const auto& r : records) {
         auto it = states.find(r.job_id);
+        if (it != states.end() && it->second.reason == "DependencyNeverSatisfied")
+          run_program({"scancel", r.job_id}, 60);  // Slurm would keep it pending forever
         if (it == states.end() || !it->second.alive()) continue;
         report.live_jobs.push_back(r.job_id);
         if (r.units.empty()) all_held = true;
