@@ -8,11 +8,13 @@
 namespace linsweep {
 
 // Applies a linear map with weight [out, in] and optional bias [out] to x [..., in] ->
-// [..., out]. On CPU, in float32, under c10::InferenceMode and with oneDNN compiled into
-// LibTorch, it runs oneDNN's GEMM (4x OpenBLAS's throughput on the 2-core reference machine)
-// on a packed copy of the weight; the copy is rebuilt when the weight's storage or version
-// counter changes, so in-place training updates are seen. Everywhere else (autograd,
-// CUDA, other dtypes) it is at::linear. One kernel per weight; not thread safe.
+// [..., out]. On CPU, in float32, with oneDNN compiled into LibTorch, it runs oneDNN's GEMM
+// (4x OpenBLAS's throughput on the 2-core reference machine): under c10::InferenceMode on a
+// packed copy of the weight, rebuilt when the weight's storage or version counter changes so
+// that in-place training updates are seen; with autograd recording (grad mode on and an
+// operand requiring a gradient) as an autograd function whose backward GEMMs run on oneDNN
+// too (once differentiable). Everywhere else (no grad, CUDA, other dtypes) it is at::linear.
+// One kernel per weight; not thread safe.
 class LinearKernel {
  public:
   at::Tensor operator()(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
