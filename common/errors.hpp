@@ -31,6 +31,13 @@ class InputError : public Error {
   explicit InputError(const std::string& m) : Error(m, ExitCode::kBadInput) {}
 };
 
+// A unit stopped on request (SIGUSR1/SIGTERM before a time limit or preemption) after saving
+// what it needs to resume: not a failure, the run exits 3.
+class InterruptedError : public Error {
+ public:
+  explicit InterruptedError(const std::string& m) : Error(m, ExitCode::kInterrupted) {}
+};
+
 // Invalid sweep spec (file, line and field in the message).
 class SpecError : public Error {
  public:

@@ -38,6 +38,9 @@ struct ExperimentInput {
   // The runtime's device request ("auto", "cpu", "cuda:N"), for experiments that load their
   // own copy of the model (training).
   std::string device = "auto";
+  // True once the run was asked to stop (SIGUSR1/SIGTERM/SIGINT). Long units (training) check
+  // it, save a checkpoint and throw InterruptedError; may be empty.
+  std::function<bool()> stop_requested;
   // The unit's worker group when several ranks share it (windows sharded, sums all-reduced);
   // null for a single rank. Every rank of the group runs the experiment with the same input.
   Communicator* group = nullptr;

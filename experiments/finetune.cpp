@@ -38,10 +38,10 @@ UnitResult run_finetune(const ExperimentInput& in) {
   std::string layer_list;
   for (std::int64_t l : layers) layer_list += (layer_list.empty() ? "" : ",") + std::to_string(l);
 
-  std::int64_t last_eval = 0;
   bool gated = false;
   auto evaluate = [&](std::int64_t step, const std::string& phase) {
-    const double loss = run.mean_loss_since(last_eval);
+    // The step of the previous evaluation survives a resume in the memo.
+    const double loss = run.mean_loss_since(run.memo().value("last_eval", std::int64_t{0}));
     for (const auto& [corpus, w] : evals) {
       for (auto& [layer, gate] : run.gates()) gate->reset_sums();
       // The untouched model's PPL is the reference of every Δ%; evaluated before anything is
@@ -60,7 +60,7 @@ UnitResult run_finetune(const ExperimentInput& in) {
           run.add_row("soft_gates", {in.model_name, variant, step, layer, corpus, mean, 1.0 - mean});
         }
     }
-    last_eval = step;
+    run.memo()["last_eval"] = step;
   };
 
   auto linearized_phase = [&] {
@@ -88,7 +88,9 @@ UnitResult run_finetune(const ExperimentInput& in) {
                           nlohmann::json gp = p;
                           gp["lr"] = p["gate_lr"];
                           gp["weight_decay"] = 0.0;
-                          run.use_trainer("gates", std::move(params), trainer_options(gp, steps - phase1));
+                          TrainerOptions gate_options = trainer_options(gp, steps - phase1);
+                          gate_options.step_offset = phase1;  // warmup and schedule restart with phase 2
+                          run.use_trainer("gates", std::move(params), gate_options);
                           run.set_extra_loss([&run, phase1, warmup, l1](double share) {
                             at::Tensor sum;
                             for (const auto& [layer, gate] : run.gates())

@@ -38,9 +38,9 @@ UnitResult run_progressive(const ExperimentInput& in) {
 
   std::set<std::int64_t> linear;
   std::size_t n_linear = 0;
-  std::int64_t last_eval = 0;
   auto evaluate = [&](std::int64_t step, const std::string& phase) {
-    const double loss = run.mean_loss_since(last_eval);
+    // The step of the previous evaluation survives a resume in the memo.
+    const double loss = run.mean_loss_since(run.memo().value("last_eval", std::int64_t{0}));
     for (const auto& [corpus, w] : evals) {
       const double ppl = run.perplexity(w);
       if (phase == "start") run.memo()["base"][corpus] = ppl;
@@ -48,7 +48,7 @@ UnitResult run_progressive(const ExperimentInput& in) {
       run.add_row("progressive", {in.model_name, "progressive", step, join_layers(order, n_linear), corpus, ppl,
                                   100.0 * (ppl / base - 1.0), base, static_cast<std::int64_t>(n_linear), phase, loss});
     }
-    last_eval = step;
+    run.memo()["last_eval"] = step;
   };
   const std::int64_t total = per_layer * static_cast<std::int64_t>(order.size()) + final_steps;
   std::vector<Segment> segments;

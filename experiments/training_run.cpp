@@ -29,6 +29,17 @@ TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
   train_ = corpus_windows(in.corpus_name, in.params["train"], context);
 }
 
+bool TrainingRun::stop_now() {
+  double stop = in_.stop_requested && in_.stop_requested() ? 1.0 : 0.0;
+  if (in_.group != nullptr) {
+    // Every rank of the group must stop at the same step (the next step is collective).
+    std::vector<double> v = {stop};
+    in_.group->allreduce_sum(v);
+    stop = v[0];
+  }
+  return stop > 0;
+}
+
 bool TrainingRun::leader() const { return in_.group == nullptr || in_.group->rank() == 0; }
 
 std::string TrainingRun::checkpoint_dir() const { return in_.store_dir + "/checkpoints/" + in_.unit_id; }
@@ -200,6 +211,11 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments, const std::fun
     const Segment& seg = segments[k];
     if (!entered[k]) segments[k].enter(), entered[k] = true;
     while (step < start[k + 1]) {
+      if (stop_now()) {
+        save(step, static_cast<std::int64_t>(k));
+        throw InterruptedError(in_.unit_id + ": stopped on request at step " + std::to_string(step) + " of " +
+                               std::to_string(start.back()) + "; checkpoint saved, resumes there");
+      }
       current_step_ = step;
       const StepStats s = trainer_->step(step, extra_);
       ++step;

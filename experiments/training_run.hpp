@@ -36,7 +36,9 @@ struct Segment {
 // Every `checkpoint_every` steps (and at segment ends) the changed parameters, the soft gates,
 // the optimizer and the rows so far are saved under STORE/checkpoints/<unit id>/ (rank 0 of
 // the group writes; every rank reads); a unit that starts with a checkpoint there resumes
-// from it and appends a "resumed" event to the store's journal. Not thread safe.
+// from it and appends a "resumed" event to the store's journal. When the input's
+// stop_requested() turns true (agreed over the group), the next step saves a checkpoint and
+// throws InterruptedError instead. Not thread safe.
 class TrainingRun {
  public:
   explicit TrainingRun(const ExperimentInput& in);
@@ -81,6 +83,8 @@ class TrainingRun {
   void save(std::int64_t step, std::int64_t segments_done);
   std::string checkpoint_dir() const;
   bool leader() const;
+  // Whether the run was asked to stop (agreed over the group).
+  bool stop_now();
 
   const ExperimentInput& in_;
   LoadedModel loaded_;

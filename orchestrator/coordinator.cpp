@@ -120,8 +120,9 @@ class Coordinator {
       }
     }
     const bool interrupted = (g_signal != 0 || out_of_time_) && !pending_.empty();
+    // A unit left out by --units because its dependency is missing did not run: not a success.
     const int code = interrupted ? static_cast<int>(ExitCode::kInterrupted)
-                                 : (failed_.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
+                                 : (failed_.empty() && plan_.not_planned.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
     for (int g = 0; g < groups_; ++g) send_json({{"stop", true}, {"code", code}}, leader(g), kTagAssign);
     store_.rebuild_consolidated();
     progress_.reset();
@@ -145,6 +146,14 @@ class Coordinator {
     running_.erase(g);
     const double seconds = msg.value("duration", 0.0);
     const std::string where = msg.value("host", std::string("?")) + " rank " + std::to_string(from);
+    if (msg.value("interrupted", false)) {
+      // Stopped on request with a checkpoint: back to pending (resumable), not a failure.
+      store_.journal({.event = "interrupted", .unit = u.id, .rank = from, .error = msg.value("error", std::string())});
+      log_unit(store_, *progress_, u, "interrupted on " + where + ": " + msg.value("error", std::string()));
+      pending_.push_front(i);
+      idle_.insert(g);
+      return;
+    }
     if (!msg.value("ok", false)) {
       record_failure(i, msg.value("error", std::string("unknown error")), seconds, from, where);
       dispatch(g);
@@ -273,6 +282,7 @@ int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicato
   const bool is_leader = group.rank() == 0;
   const Store store = Store::open_read(spec.store);
   UnitExecutor executor(spec);
+  executor.set_stop_check([] { return g_signal != 0; });
   nlohmann::json report = {{"group", g}};
   char host_buf[256] = {};
   ::gethostname(host_buf, sizeof(host_buf) - 1);
@@ -301,6 +311,11 @@ int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicato
         report["staged"] = store.stage(r, rank);
       }
       report["ok"] = true;
+    } catch (const InterruptedError& e) {
+      // Every rank of the group agreed to stop at the same step and saved a checkpoint.
+      report["ok"] = false;
+      report["interrupted"] = true;
+      report["error"] = e.what();
     } catch (const std::exception& e) {
       if (rpg > 1) {
         std::fprintf(stderr, "rank %d: unit %s failed inside a group of %d ranks: %s; aborting the job (resumable)\n", rank,

@@ -359,12 +359,7 @@ Plan make_plan(const SweepSpec& spec) {
   }
   for (const auto& m : spec.models) {
     const auto layers = spec.layers.resolve(m.layers);
-    auto fit_layers = want_capture ? covered_layers(measure, m, layers) : layers;
-    {
-      std::set<std::int64_t> all(fit_layers.begin(), fit_layers.end());
-      for (std::int64_t l : training.layers(m)) all.insert(l);
-      fit_layers.assign(all.begin(), all.end());
-    }
+    const auto fit_layers = want_capture ? covered_layers(measure, m, layers) : layers;
     std::map<std::string, std::string> capture_ids;  // corpus -> capture unit
     std::map<std::string, std::string> fit_ids, streams;  // corpus -> fit unit, stream fingerprint
     for (const auto& c : spec.corpora) {
@@ -406,7 +401,37 @@ Plan make_plan(const SweepSpec& spec) {
       finish(u);
       plan.units.push_back(std::move(u));
     }
-    add_training_units(spec, training, m, fit_ids, streams, model_fp[m.name], fit_params["lambda"][0], &plan);
+    if (training.wanted()) {
+      // Training units use the sweep's fit when it covers their layers; otherwise a fit of their
+      // own, so that adding a training experiment never changes the measurement units' ids.
+      const auto train_layers = training.layers(m);
+      const std::set<std::int64_t> covered(fit_layers.begin(), fit_layers.end());
+      bool inside = true;
+      for (std::int64_t l : train_layers) inside = inside && covered.count(l) > 0;
+      std::map<std::string, std::string> train_fit_ids = fit_ids;
+      if (!inside) {
+        const std::set<std::int64_t> own(train_layers.begin(), train_layers.end());
+        for (const auto& c : spec.corpora) {
+          const Unit* main_stats = nullptr;
+          for (const auto& u : plan.units)
+            if (u.kind == "stats" && u.model == m.name && u.corpus == c.name) main_stats = &u;
+          Unit stats = *main_stats;
+          stats.params["layers"] = std::vector<std::int64_t>(own.begin(), own.end());
+          finish(stats, "/training");
+          Unit fit;
+          fit.kind = "fit";
+          fit.model = m.name;
+          fit.corpus = c.name;
+          fit.params = {{"lambda", fit_params["lambda"]}, {"layers", stats.params["layers"]}};
+          fit.deps = {stats.id};
+          finish(fit, "/training");
+          train_fit_ids[c.name] = fit.id;
+          plan.units.push_back(std::move(stats));
+          plan.units.push_back(std::move(fit));
+        }
+      }
+      add_training_units(spec, training, m, train_fit_ids, streams, model_fp[m.name], fit_params["lambda"][0], &plan);
+    }
     if (!nofly_p.is_null()) {
       Unit u;
       u.kind = "nofly";

@@ -70,6 +70,7 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   Progress progress(status.size(), already, progress_options(options));
   std::set<std::string> failed;
   UnitExecutor executor(spec);
+  executor.set_stop_check([] { return g_stop_signal != 0; });
   std::size_t ran = 0;
   bool out_of_time = false;
   for (const auto& p : status) {
@@ -103,6 +104,11 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         ++ran;
         log_unit(store, progress, u, committed_log(u, seconds, "", peak_rss_mib()));
         progress.finished(true, u.tokens(), committed_line(u, progress.done() + 1, status.size(), seconds));
+      } catch (const InterruptedError& e) {
+        // Stopped on request after saving a checkpoint: not a failure, and no retry.
+        store.journal({.event = "interrupted", .unit = u.id, .error = e.what()});
+        log_unit(store, progress, u, std::string("interrupted: ") + e.what());
+        break;
       } catch (const std::exception& e) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         store.journal({.event = "failed", .unit = u.id, .duration = seconds, .error = e.what()});
@@ -110,6 +116,7 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         progress.finished(false, 0, failed_line(u, attempt, spec.runtime.retries + 1, e.what()));
       }
     }
+    if (g_stop_signal != 0 && !committed) break;  // interrupted inside the unit: resumable, not failed
     if (!committed) failed.insert(u.id);
   }
   store.rebuild_consolidated();
@@ -119,7 +126,8 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
                 std::to_string(ran) + " run now, " + std::to_string(failed.size()) + " failed" + (interrupted ? ", interrupted" : "") +
                 "; store " + spec.store);
   if (interrupted) return static_cast<int>(ExitCode::kInterrupted);
-  return failed.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed);
+  // A unit left out by --units because its dependency is missing did not run: not a success.
+  return failed.empty() && plan.not_planned.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed);
 }
 
 void restrict_plan(const std::string& path, const std::vector<std::string>& committed, Plan* plan) {

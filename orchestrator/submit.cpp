@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/errors.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/runner.hpp"
 #include "orchestrator/spec.hpp"
 #include "slurm/batch_script.hpp"
 #include "slurm/job_record.hpp"
@@ -75,22 +77,22 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   const auto status = plan_status(plan, store.get());
   report.total = status.size();
   // Units that recorded jobs which are still alive will run: never submitted twice.
-  std::set<std::string> held;
+  std::map<std::string, std::string> held;  // unit id -> the live job that holds it
   bool all_held = false;
   if (store) {
     const auto records = read_job_records(spec.store);
-    if (!records.empty() && !options.dry_run) {
+    if (!records.empty()) {
       std::vector<std::string> ids;
       for (const auto& r : records) ids.push_back(r.job_id);
       const auto states = query_jobs(ids);
       for (const auto& r : records) {
         auto it = states.find(r.job_id);
-        if (it != states.end() && it->second.reason == "DependencyNeverSatisfied")
+        if (it != states.end() && it->second.reason == "DependencyNeverSatisfied" && !options.dry_run)
           run_program({"scancel", r.job_id}, 60);  // Slurm would keep it pending forever
         if (it == states.end() || !it->second.alive()) continue;
         report.live_jobs.push_back(r.job_id);
         if (r.units.empty()) all_held = true;
-        held.insert(r.units.begin(), r.units.end());
+        for (const auto& u : r.units) held[u] = r.job_id;
       }
     }
   }
@@ -142,7 +144,9 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
 
   const std::string slurm_dir = report.store + "/slurm", log_dir = slurm_dir + "/logs";
   const std::string base = "ls-" + job_token(fs::path(report.store).filename().string());
+  // Seconds plus a random tag: two submissions in the same second must not share file names.
   const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string tag = std::to_string(stamp) + "-" + std::to_string(std::random_device{}() % 100000);
   if (!options.dry_run) {
     std::error_code ec;
     fs::create_directories(log_dir, ec);
@@ -151,14 +155,18 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   std::map<std::string, std::size_t> job_of;  // unit id -> job index in this submission
   for (std::size_t g = 0; g < groups.size(); ++g) {
     PlannedJob job;
-    job.name = base + "-" + std::to_string(stamp) + "-" + std::to_string(g);
+    job.name = base + "-" + tag + "-" + std::to_string(g);
     if (listed)
       for (const Unit* u : groups[g]) job.units.push_back(u->id);
     std::set<std::size_t> after;
+    std::set<std::string> after_live;  // dependencies that a still-live earlier job holds
     for (const Unit* u : groups[g])
-      for (const auto& d : u->deps)
+      for (const auto& d : u->deps) {
         if (auto it = job_of.find(d); it != job_of.end() && it->second != g) after.insert(it->second);
+        if (auto it = held.find(d); it != held.end()) after_live.insert(it->second);
+      }
     for (std::size_t a : after) job.dependencies.push_back("afterok:" + (options.dry_run ? "<job " + std::to_string(a) + ">" : report.jobs[a].job_id));
+    for (const auto& id : after_live) job.dependencies.push_back("afterok:" + id);
     if (options.max_concurrent > 0 && g >= static_cast<std::size_t>(options.max_concurrent)) {
       const std::size_t prev = g - static_cast<std::size_t>(options.max_concurrent);
       job.dependencies.push_back("afterany:" + (options.dry_run ? "<job " + std::to_string(prev) + ">" : report.jobs[prev].job_id));
@@ -176,25 +184,35 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
         write_file(job.script_path, job.script, true);
         job.job_id = submit_batch(job.script_path, log_dir, job.dependencies);
       } catch (...) {
+        // All or nothing: the jobs of this submission that sbatch already accepted are
+        // cancelled and nothing of it is recorded.
         std::error_code ec;
         fs::remove(job.script_path, ec);
         if (listed) fs::remove(job.units_file, ec);
+        for (const auto& earlier : report.jobs) {
+          run_program({"scancel", earlier.job_id}, 60);
+          fs::remove(earlier.script_path, ec);
+          if (!earlier.units_file.empty()) fs::remove(earlier.units_file, ec);
+        }
         throw;
       }
-      if (!store && g == 0) {
-        // Make the directory a store now, so that status and resume work before the job starts
-        // (unless the job already started and holds the lock: then it made it one).
-        try {
-          Store created = Store::open_write(spec.store, spec.text);
-        } catch (const StorageError&) {
-        }
-      }
-      const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-      append_job_record(report.store, {job.job_id, job.name, job.script_path, job.units_file, job.units, job.dependencies, now});
     }
     for (const Unit* u : groups[g]) job_of[u->id] = g;
     report.jobs.push_back(std::move(job));
   }
+  if (options.dry_run) return report;
+  if (!store) {
+    // Make the directory a store now, with run.json, so that status and resume work before
+    // the job starts (unless a job already started and holds the lock: then it did this).
+    try {
+      Store created = Store::open_write(spec.store, spec.text);
+      record_run(created, spec_path, RunOptions{});
+    } catch (const StorageError&) {
+    }
+  }
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const auto& job : report.jobs)
+    append_job_record(report.store, {job.job_id, job.name, job.script_path, job.units_file, job.units, job.dependencies, now});
   return report;
 }
 

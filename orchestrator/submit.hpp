@@ -36,12 +36,13 @@ struct SubmitReport {
 };
 
 // Plans the spec against its store, leaves out units that a recorded job that is still alive
-// holds (so nothing is submitted twice), splits the rest into jobs (dependencies afterok
-// where a unit's dependency is in an earlier job; afterany chains for max_concurrent), renders
-// each batch script, and unless dry-run writes STORE/slurm/<name>.sh (and .units), submits it
-// with sbatch and records it in STORE/slurm/jobs.jsonl. Throws SpecError for a bad spec or
-// split, SlurmError (exit 2) when sbatch is missing, the controller unreachable or a job
-// rejected; a job that was not accepted leaves no record and no files.
+// holds (so nothing is submitted twice; also in a dry run), splits the rest into jobs
+// (afterok on the job of this submission, or the live job, that holds a unit's dependency;
+// afterany chains for max_concurrent), renders each batch script, and unless dry-run writes
+// STORE/slurm/<name>.sh (and .units), submits every job with sbatch and then records them in
+// STORE/slurm/jobs.jsonl. Throws SpecError for a bad spec or split, SlurmError (exit 2) when
+// sbatch is missing, the controller unreachable or a job rejected: a submission is all or
+// nothing (jobs already accepted are cancelled, no record, no files).
 SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& options);
 
 // One line per recorded job with the scheduler's state (pending, running, requeued,

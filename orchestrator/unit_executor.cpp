@@ -42,6 +42,7 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
   in.group = group;
   in.store_dir = store.dir();
   in.device = spec_.runtime.device;
+  in.stop_requested = stop_check_;
   for (const auto& x : spec_.corpora)
     in.corpora[x.name] = {x.path, x.format.empty() ? corpus_format_name(guess_corpus_format(x.path)) : x.format};
   for (const auto& d : u.deps) in.deps.push_back(store.read_unit(d));

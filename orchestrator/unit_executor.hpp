@@ -2,6 +2,7 @@
 // its dependencies' results, and calls the registered experiment.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,8 @@ class UnitExecutor {
   // The unit's result; `group` (may be null) shards the unit across a worker group, whose
   // ranks must all call this with the same unit. Throws on any failure of the experiment.
   UnitResult run(const Unit& unit, const Store& store, Communicator* group);
+  // Lets long units see a stop request (see ExperimentInput::stop_requested).
+  void set_stop_check(std::function<bool()> check) { stop_check_ = std::move(check); }
   // Name of the model currently held (empty when none).
   const std::string& held_model() const noexcept { return held_; }
 
@@ -32,6 +35,7 @@ class UnitExecutor {
   const SweepSpec& spec_;
   std::string held_;
   std::unique_ptr<LoadedModel> model_;
+  std::function<bool()> stop_check_;
 };
 
 }  // namespace linsweep

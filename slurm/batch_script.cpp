@@ -100,6 +100,10 @@ void check_resources(const ResourcesSpec& r, const std::string& spec_file) {
 std::string render_batch_script(const ResourcesSpec& r, const BatchJob& job, const std::string& spec_file) {
   check_resources(r, spec_file);
   check_value(job.name, "job name", spec_file);
+  const std::int64_t time_limit = slurm_time_seconds(r.time, spec_file + ": resources.time");
+  if (time_limit > 0 && time_limit <= job.grace_seconds)
+    throw SpecError(spec_file + ": resources.time: " + r.time + " is not longer than runtime.grace_seconds (" +
+                    std::to_string(job.grace_seconds) + " s): no unit could ever start");
   std::string s = "#!/bin/bash\n";
   auto sb = [&](const std::string& opt) { s += "#SBATCH " + opt + "\n"; };
   sb("--job-name=" + job.name);
@@ -122,6 +126,12 @@ std::string render_batch_script(const ResourcesSpec& r, const BatchJob& job, con
   sb("--output=%x-%j.out");
   for (const auto& line : r.extra_sbatch) sb(line);
   const std::int64_t limit = slurm_time_seconds(r.time, spec_file + ": resources.time");
+  // --time=0 means no limit: then there is no deadline to keep.
+  const std::string deadline =
+      limit == 0 ? std::string("# No time limit (--time=0): no deadline for the coordinator.")
+                 : fmt::format("# The coordinator does not start a unit that would run past the time limit (minus the grace).\n"
+                               "export LINSWEEP_DEADLINE=$(( $(date +%s) + {} - {} ))",
+                               limit, job.grace_seconds);
   const std::string launcher = r.launcher == "srun" ? "srun --mpi=pmix" : "mpirun -n \"${SLURM_NTASKS:-1}\"";
   s += fmt::format(R"SH(
 # Written by `linsweep submit`. Paths are shell-quoted; the #SBATCH values above were checked.
@@ -131,8 +141,7 @@ SPEC={}
 STORE={}
 UNITS={}
 REQUEUE_LIMIT={}
-# The coordinator does not start a unit that would run past the time limit (minus the grace).
-export LINSWEEP_DEADLINE=$(( $(date +%s) + {} - {} ))
+{}
 echo "linsweep job ${{SLURM_JOB_ID:-?}} (restart ${{SLURM_RESTART_COUNT:-0}}) on $(hostname) at $(date -u +%FT%TZ)"
 
 child=0
@@ -147,8 +156,12 @@ else
   {} "$LINSWEEP" run "$SPEC" --store "$STORE" &
 fi
 child=$!
+# A warning that came before the run existed is passed on now.
+if [ "$got_signal" = 1 ]; then kill -USR1 "$child" 2>/dev/null || true; fi
 wait "$child"; rc=$?
-while [ "$got_signal" = 1 ] && [ "$rc" -gt 128 ] && kill -0 "$child" 2>/dev/null; do
+# A trapped signal interrupts `wait` (status > 128); wait again for the run's own status, which
+# bash keeps for a child that has already exited.
+while [ "$got_signal" = 1 ] && [ "$rc" -gt 128 ]; do
   got_signal=0; wait "$child"; rc=$?
 done
 if [ "$rc" -eq 3 ]; then
@@ -162,7 +175,7 @@ fi
 exit "$rc"
 )SH",
                    shell_quote(job.linsweep), shell_quote(job.spec), shell_quote(job.store), shell_quote(job.units_file),
-                   r.requeue_limit, limit, job.grace_seconds, launcher, launcher);
+                   r.requeue_limit, deadline, launcher, launcher);
   return s;
 }
 

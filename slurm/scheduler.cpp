@@ -113,11 +113,11 @@ ProgramOutput run_program(const std::vector<std::string>& argv, int timeout_seco
   return r;
 }
 
-std::string submit_batch(const std::string& script, const std::string& workdir, const std::vector<std::string>& after_ok) {
+std::string submit_batch(const std::string& script, const std::string& workdir, const std::vector<std::string>& dependencies) {
   std::vector<std::string> argv = {"sbatch", "--parsable", "--chdir=" + workdir};
-  if (!after_ok.empty()) {
-    std::string dep = "--dependency=afterok";
-    for (const auto& id : after_ok) dep += ":" + id;
+  if (!dependencies.empty()) {
+    std::string dep = "--dependency=";
+    for (std::size_t i = 0; i < dependencies.size(); ++i) dep += (i ? "," : "") + dependencies[i];  // all must hold
     argv.push_back(dep);
   }
   argv.push_back(script);

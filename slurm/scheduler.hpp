@@ -31,11 +31,12 @@ struct JobInfo {
   bool alive() const;
 };
 
-// Submits `script` with `sbatch --parsable --chdir=<workdir>` (plus --dependency=afterok:…
-// when `after_ok` is not empty) and returns the job id. Throws SlurmError (exit code 2) with
+// Submits `script` with `sbatch --parsable --chdir=<workdir>` (plus
+// --dependency=<d1>,<d2>,… when `dependencies` — each "afterok:ID" or "afterany:ID" — is not
+// empty: all of them must hold) and returns the job id. Throws SlurmError (exit code 2) with
 // one line naming the cause: sbatch missing from PATH, the controller unreachable, or the
 // submission rejected (sbatch's own message).
-std::string submit_batch(const std::string& script, const std::string& workdir, const std::vector<std::string>& after_ok);
+std::string submit_batch(const std::string& script, const std::string& workdir, const std::vector<std::string>& dependencies);
 
 // The state of each id: squeue for jobs in the queue, then `scontrol show job` for recently
 // finished ones, then sacct (when accounting is configured). Jobs none of them knows are

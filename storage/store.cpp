@@ -1,6 +1,10 @@
 // Store directory management and atomic commits.
 #include "storage/store.hpp"
 
+#include <random>
+
+#include <sys/file.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -54,8 +58,13 @@ void check_unit_id(const std::string& id) {
 }  // namespace
 
 void atomic_replace(const std::string& path, const std::function<void(const std::string&)>& write) {
-  const std::string tmp = parent_of(path) + "/.tmp-" + std::to_string(::getpid()) + "-" +
-                          path.substr(path.find_last_of('/') + 1);
+  // Host, pid and a random tag: writers on several nodes may share the directory (split
+  // Slurm jobs on one store), so a pid alone could collide.
+  char host[64] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  const std::string tmp = parent_of(path) + "/.tmp-" + host + "-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(rng() % 1000000007ull) + "-" + path.substr(path.find_last_of('/') + 1);
   try {
     write(tmp);
     fsync_path(tmp, false);
@@ -262,6 +271,17 @@ Table Store::read_table(const std::string& name) const {
 
 std::size_t Store::rebuild_consolidated(bool force) {
   if (!writable() && !force) throw StorageError(dir_ + ": rebuilding the consolidated file needs the store's lock");
+  // Writers sharing the store (split jobs) rebuild in turn, each reading the units inside the
+  // lock, so that a slower rebuild never replaces a newer one with fewer units.
+  const std::string lock_path = dir_ + "/store.h5.lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) throw StorageError(lock_path + ": cannot open: " + std::strerror(errno));
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::flock(fd, LOCK_UN), ::close(fd); }
+  } unlock{lock_fd};
+  while (::flock(lock_fd, LOCK_EX) != 0)
+    if (errno != EINTR) throw StorageError(lock_path + ": cannot lock: " + std::strerror(errno));
   const auto ids = committed_units();
   const std::map<std::string, Table> tables = read_tables();
   atomic_replace(consolidated_path(), [&](const std::string& tmp) {

@@ -34,7 +34,8 @@ StoreLock::StoreLock(const std::string& dir, bool shared) : path_(dir + "/lock")
     ::close(fd_);
     fd_ = -1;
     if (e == EWOULDBLOCK)
-      throw StorageError(dir + ": store is being written by another sweep (" + (holder.empty() ? "unknown" : holder) +
+      throw StorageError(dir + ": store is being written by another sweep (" +
+                             (holder.empty() ? (shared ? "an exclusive run" : "shared by split Slurm jobs, or unknown") : holder) +
                              "); wait for it or stop it",
                          ExitCode::kBadInput);
     throw StorageError(path_ + ": cannot lock: " + std::strerror(e));

@@ -193,9 +193,11 @@ void write_safetensors(const std::string& path, const std::vector<TensorBytes>& 
     write_all(len, 8);
     write_all(text.data(), text.size());
     for (const auto& t : tensors) write_all(t.bytes.data(), t.bytes.size());
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const bool synced = ::fsync(fd) == 0;
+    const int sync_errno = errno;
+    if (::close(fd) != 0 || !synced) {
       ::unlink(tmp.c_str());
-      throw ModelError(tmp + ": fsync failed: " + std::strerror(errno));
+      throw ModelError(tmp + ": fsync failed: " + std::strerror(synced ? errno : sync_errno));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw ModelError(path + ": cannot rename the temporary file");

@@ -28,6 +28,23 @@ ls "$work"/b/checkpoints/*/step-*.safetensors > /dev/null   # a checkpoint was t
 /usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/a" "$work/b" exact "$bin" "$src"
 [ -z "$(ls -A "$work/b/checkpoints" 2>/dev/null)" ]   # committed units leave no checkpoints
 
+# SIGUSR1 while a training unit runs (Slurm's warning): the unit saves a checkpoint at its next
+# step and the run exits 3; the rerun resumes it and ends with the same rows and weights.
+"$bin" run "$spec" --store "$work/c" --quiet &
+pid=$!
+for _ in $(seq 1 3000); do
+  if grep -q '"event":"started".*"unit":"\(progressive\|finetune\)-' "$work/c/journal.jsonl" 2>/dev/null; then break; fi
+  sleep 0.01
+done
+sleep 0.3
+kill -USR1 "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+[ "$rc" -eq 3 ]
+grep '"event":"interrupted"' "$work/c/journal.jsonl" | grep -q "stopped on request at step"
+ls "$work"/c/checkpoints/*/step-*.safetensors > /dev/null
+"$bin" run "$spec" --store "$work/c" --quiet
+/usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/a" "$work/c" exact
+
 sed 's/ranks_per_group: 1/ranks_per_group: 2/' "$spec" | sed "s|\.\./tests/|$src/tests/|g" > "$work/rpg2.yaml"
 grep -q "ranks_per_group: 2" "$work/rpg2.yaml"
 mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/g2" --quiet

@@ -80,7 +80,7 @@ Trainer::Trainer(LanguageModel& model, std::vector<NamedParameter> params, const
 
 StepStats Trainer::step(std::int64_t step, const std::function<at::Tensor(double)>& extra) {
   StepStats out;
-  out.lr = learning_rate(options_.schedule, options_.adam.lr, step, options_.total_steps, options_.warmup);
+  out.lr = learning_rate(options_.schedule, options_.adam.lr, step - options_.step_offset, options_.total_steps, options_.warmup);
   const std::vector<std::int64_t> batch = order_.windows(step);
   const auto B = static_cast<std::int64_t>(batch.size()), T = train_.context;
   const int rank = group_ == nullptr ? 0 : group_->rank(), size = group_ == nullptr ? 1 : group_->size();

@@ -24,6 +24,7 @@ struct TrainerOptions {
   LrSchedule schedule = LrSchedule::kConstant;
   std::int64_t warmup = 0;     // steps of linear warmup
   std::int64_t total_steps = 0;  // for the cosine schedule
+  std::int64_t step_offset = 0;  // the schedule's step 0 (a later phase's first global step)
 };
 
 struct StepStats {
