@@ -51,7 +51,9 @@ UnitResult run_fit(const ExperimentInput& in) {
     }
     put_surrogate(out, key, s);
   }
-  out.tables.push_back(std::move(fits));
+  // A fit that only serves training units (layers outside the sweep's) keeps its surrogates
+  // but reports no rows: the sweep's own fit already reports the layers both cover.
+  if (in.params.value("report", true)) out.tables.push_back(std::move(fits));
   return out;
 }
 

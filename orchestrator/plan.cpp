@@ -422,7 +422,7 @@ Plan make_plan(const SweepSpec& spec) {
           fit.kind = "fit";
           fit.model = m.name;
           fit.corpus = c.name;
-          fit.params = {{"lambda", fit_params["lambda"]}, {"layers", stats.params["layers"]}};
+          fit.params = {{"lambda", fit_params["lambda"]}, {"layers", stats.params["layers"]}, {"report", false}};
           fit.deps = {stats.id};
           finish(fit, "/training");
           train_fit_ids[c.name] = fit.id;

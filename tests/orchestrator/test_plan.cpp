@@ -233,3 +233,18 @@ TEST_CASE("training units: progressive per model, finetune per variant with the 
     }
   CHECK(n_prog == 1);
 }
+
+TEST_CASE("adding a training experiment changes no measurement unit's id; its layers get their own fit") {
+  Fixture f;
+  const std::string train = "  train: {start: 128, tokens: 64}\n";
+  const auto without = ids_by_slot(make_plan(f.spec("[0.01]", 8, "01:00:00", "", train)));
+  const Plan with = make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {order: [1, 0, 2]}\n", train));
+  const auto ids = ids_by_slot(with);
+  for (const auto& [slot, id] : without) {
+    INFO(slot);
+    CHECK(ids.at(slot) == id);
+  }
+  // The sweep fits every layer here (layers: all), so the training units reuse its fit.
+  for (const auto& u : with.units)
+    if (u.kind == "progressive") CHECK(u.deps == std::vector<std::string>{ids.at("fit/" + u.model + "/a")});
+}
