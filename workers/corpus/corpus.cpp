@@ -34,11 +34,6 @@ bool is_wikitext_article_heading(std::string_view line) {
          line[line.size() - 4] != '=';
 }
 
-bool is_brown_name(const std::string& n) {
-  return n.size() == 4 && n[0] == 'c' && n[1] >= 'a' && n[1] <= 'r' && std::isdigit(static_cast<unsigned char>(n[2])) &&
-         std::isdigit(static_cast<unsigned char>(n[3]));
-}
-
 std::string read_utf8(const std::string& path) {
   std::string text = read_file(path, kMaxCorpusFileBytes);
   require_utf8(text, path);
@@ -46,6 +41,11 @@ std::string read_utf8(const std::string& path) {
 }
 
 }  // namespace
+
+bool is_brown_name(const std::string& n) {
+  return n.size() == 4 && n[0] == 'c' && n[1] >= 'a' && n[1] <= 'r' && std::isdigit(static_cast<unsigned char>(n[2])) &&
+         std::isdigit(static_cast<unsigned char>(n[3]));
+}
 
 CorpusFormat parse_corpus_format(const std::string& name) {
   if (name == "text") return CorpusFormat::kText;

@@ -31,6 +31,10 @@ CorpusFormat guess_corpus_format(const std::string& path);
 // Throws InputError naming the file (and line) on malformed input or an empty corpus.
 std::vector<std::string> read_documents(const std::string& path, CorpusFormat format);
 
+// True for a Brown file name, `c` + genre letter a-r + two digits (`ca01`): the files a
+// Brown directory is read as; anything else in the directory is ignored.
+bool is_brown_name(const std::string& name);
+
 // The Brown reconstruction of one tagged file's contents (exposed for tests).
 std::string brown_detag(const std::string& tagged);
 

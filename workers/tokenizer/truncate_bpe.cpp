@@ -1,0 +1,151 @@
+// Writing GPT-2's BPE cut to its first K merges, after checking that GPT-2's ids survive the cut.
+#include "workers/tokenizer/truncate_bpe.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/file_io.hpp"
+#include "workers/tokenizer/pretokenizer.hpp"
+
+namespace linsweep {
+namespace {
+
+// GPT-2's files are 1.0 MB and 456 KB; the same limits as BpeTokenizer's loader.
+constexpr std::size_t kMaxVocabBytes = 64u << 20;
+constexpr std::size_t kMaxMergesBytes = 64u << 20;
+constexpr std::string_view kEos = "<|endoftext|>";
+
+// Writes `text` to `path` through a temporary file in the same directory and a rename.
+void write_replacing(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw InputError(tmp + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError(path + ": cannot write (rename failed)");
+  }
+}
+
+}  // namespace
+
+TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::string& dest_dir) {
+  const std::string vocab_path = src_dir + "/vocab.json";
+  const std::string merges_path = src_dir + "/merges.txt";
+  if (!is_regular_file(vocab_path)) throw InputError(vocab_path + ": no such file (GPT-2's encoder.json)");
+  if (!is_regular_file(merges_path)) throw InputError(merges_path + ": no such file (GPT-2's vocab.bpe)");
+
+  const nlohmann::json vocab = read_json_file(vocab_path, kMaxVocabBytes);
+  if (!vocab.is_object()) throw InputError(vocab_path + ": not a JSON object");
+  const std::string text = read_file(merges_path, kMaxMergesBytes);
+  require_utf8(text, merges_path);
+
+  // The merge lines, without allocating per line: k is only trusted once the file has k merges.
+  std::string header = "#version: 0.2";
+  std::vector<std::string_view> merges;
+  std::vector<std::size_t> merge_line;
+  std::size_t pos = 0, line_no = 0;
+  while (pos < text.size() && merges.size() < k) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line_no == 1 && line.starts_with("#version")) {
+      header = std::string(line);
+      continue;
+    }
+    if (line.empty()) continue;
+    const std::size_t sp = line.find(' ');
+    if (sp == 0 || sp == std::string_view::npos || sp + 1 >= line.size() ||
+        line.find(' ', sp + 1) != std::string_view::npos)
+      throw InputError(merges_path + ":" + std::to_string(line_no) + ": a merge must be two symbols separated by one space");
+    merges.push_back(line);
+    merge_line.push_back(line_no);
+  }
+  if (merges.size() < k)
+    throw InputError(merges_path + ": has " + std::to_string(merges.size()) + " merges, fewer than the " +
+                     std::to_string(k) + " asked for");
+
+  // Ids below 256 + k must name one token each, or "the token with id N" is ambiguous.
+  const std::size_t limit = 256 + k;
+  std::vector<const std::string*> token_of(limit, nullptr);
+  std::unordered_map<std::string_view, std::int64_t> id_of;
+  id_of.reserve(vocab.size());
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!it.value().is_number_integer()) throw InputError(vocab_path + ": id of '" + it.key() + "' is not an integer");
+    const auto id = it.value().get<std::int64_t>();
+    if (id < 0) throw InputError(vocab_path + ": id of '" + it.key() + "' is negative");
+    id_of.emplace(it.key(), id);
+    if (static_cast<std::uint64_t>(id) < limit) {
+      auto& slot = token_of[static_cast<std::size_t>(id)];
+      if (slot != nullptr)
+        throw InputError(vocab_path + ": '" + *slot + "' and '" + it.key() + "' share id " + std::to_string(id));
+      slot = &it.key();
+    }
+  }
+  auto id_in_vocab = [&](std::string_view token) -> std::int64_t {
+    auto it = id_of.find(token);
+    return it == id_of.end() ? -1 : it->second;
+  };
+
+  const auto& bytes = byte_to_unicode();
+  for (int b = 0; b < 256; ++b) {
+    const std::string& tok = bytes[static_cast<std::size_t>(b)];
+    const std::int64_t id = id_in_vocab(tok);
+    if (id < 0) throw InputError(vocab_path + ": no token for byte " + std::to_string(b));
+    if (id >= 256)
+      throw InputError(vocab_path + ": byte token '" + tok + "' has id " + std::to_string(id) +
+                       ", not one of 0..255 (ids would not stay GPT-2's)");
+  }
+  // 256 byte tokens with distinct ids below 256 fill 0..255 exactly.
+
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::string_view line = merges[i];
+    const std::size_t sp = line.find(' ');
+    const std::string_view a = line.substr(0, sp), b = line.substr(sp + 1);
+    const std::string where = merges_path + ":" + std::to_string(merge_line[i]) + ": merge " + std::to_string(i) + " '" +
+                              std::string(line) + "'";
+    const auto want = static_cast<std::int64_t>(256 + i);
+    for (std::string_view part : {a, b}) {
+      const std::int64_t id = id_in_vocab(part);
+      if (id < 0 || id >= want)
+        throw InputError(where + ": part '" + std::string(part) + "' is not a byte or an earlier merge's result in " +
+                         vocab_path);
+    }
+    const std::string merged = std::string(a) + std::string(b);
+    const std::int64_t id = id_in_vocab(merged);
+    if (id != want)
+      throw InputError(where + ": result '" + merged + "' has id " + (id < 0 ? std::string("none") : std::to_string(id)) +
+                       " in " + vocab_path + ", not " + std::to_string(want) + " (ids would not stay GPT-2's)");
+    if (merged == kEos) throw InputError(where + ": yields " + std::string(kEos) + ", which must follow the merges");
+  }
+
+  // Ordered by id, as GPT-2's own file is, so the written vocab reads like a prefix of it.
+  nlohmann::ordered_json cut = nlohmann::ordered_json::object();
+  for (std::size_t id = 0; id < limit; ++id) cut[*token_of[id]] = id;
+  cut[std::string(kEos)] = limit;
+  std::string merges_out = header + "\n";
+  for (std::size_t i = 0; i < k; ++i) (merges_out += merges[i]) += '\n';
+
+  std::error_code ec;
+  std::filesystem::create_directories(dest_dir, ec);
+  if (ec || !is_directory(dest_dir)) throw InputError(dest_dir + ": cannot create the directory");
+  write_replacing(dest_dir + "/vocab.json", cut.dump());
+  write_replacing(dest_dir + "/merges.txt", merges_out);
+  return TruncatedBpe{k, limit + 1, static_cast<TokenId>(limit)};
+}
+
+}  // namespace linsweep
