@@ -24,31 +24,21 @@ UnitResult run_finetune(const ExperimentInput& in) {
     throw InputError(in.unit_id + ": unknown finetune variant '" + variant + "' (known: linearized, two_phase, control)");
   const bool linearize = variant != "control";
   const auto layers = linearize ? p["layers"].get<std::vector<std::int64_t>>() : std::vector<std::int64_t>{};
-  if (linearize && (in.deps.empty() || in.deps[0].kind != "fit")) throw InputError(in.unit_id + ": finetune needs its fit unit");
   const auto groups = p["trainable"].get<std::vector<std::string>>();
-  const std::int64_t steps = p["steps"].get<std::int64_t>(), context = p["context"].get<std::int64_t>();
+  const std::int64_t steps = p["steps"].get<std::int64_t>();
   const std::int64_t eval_every = p["eval_every"].get<std::int64_t>();
   TrainingRun run(in);
   LanguageModel& model = run.model();
-  std::map<std::int64_t, AffineMap> maps;
-  for (std::int64_t layer : layers)
-    maps[layer] = surrogate_map(in.deps[0], in.model_name, in.corpus_name, layer, p["lambda"].get<double>(), in.unit_id);
-  std::vector<std::pair<std::string, Windows>> evals;
-  for (const auto& e : p["eval"]) evals.emplace_back(e["corpus"].get<std::string>(), run.corpus_windows(e["corpus"], e["split"], context));
+  const std::map<std::int64_t, AffineMap> maps = run.surrogates(layers);
   std::string layer_list;
   for (std::int64_t l : layers) layer_list += (layer_list.empty() ? "" : ",") + std::to_string(l);
 
   bool gated = false;
   auto evaluate = [&](std::int64_t step, const std::string& phase) {
-    // The step of the previous evaluation survives a resume in the memo.
-    const double loss = run.mean_loss_since(run.memo().value("last_eval", std::int64_t{0}));
-    for (const auto& [corpus, w] : evals) {
+    const auto reset_gates = [&] {
       for (auto& [layer, gate] : run.gates()) gate->reset_sums();
-      // The untouched model's PPL is the reference of every Δ%; evaluated before anything is
-      // linearized (the first segment has not begun at step 0).
-      const double ppl = run.perplexity(w);
-      if (phase == "start") run.memo()["base"][corpus] = ppl;
-      const double base = run.memo()["base"][corpus].get<double>();
+    };
+    run.evaluate_corpora(step, phase, [&](const std::string& corpus, double ppl, double base, double loss) {
       const bool any_linear = linearize && phase != "start";
       run.add_row("finetune", {in.model_name, variant, step, any_linear ? layer_list : "", corpus, ppl, 100.0 * (ppl / base - 1.0),
                                base, static_cast<std::int64_t>(any_linear ? layers.size() : 0), phase, loss});
@@ -59,8 +49,7 @@ UnitResult run_finetune(const ExperimentInput& in) {
           const double mean = sums[0] / sums[1];
           run.add_row("soft_gates", {in.model_name, variant, step, layer, corpus, mean, 1.0 - mean});
         }
-    }
-    run.memo()["last_eval"] = step;
+    }, reset_gates);
   };
 
   auto linearized_phase = [&] {

@@ -23,32 +23,21 @@ std::string join_layers(const std::vector<std::int64_t>& layers, std::size_t n) 
 
 UnitResult run_progressive(const ExperimentInput& in) {
   const nlohmann::json& p = in.params;
-  if (in.deps.empty() || in.deps[0].kind != "fit") throw InputError(in.unit_id + ": progressive needs its fit unit");
   const auto order = p["order"].get<std::vector<std::int64_t>>();
+  if (order.empty()) throw InputError(in.unit_id + ": progressive has no layers to linearize");
   const auto groups = p["trainable"].get<std::vector<std::string>>();
   const std::int64_t per_layer = p["steps_per_layer"].get<std::int64_t>(), final_steps = p["final_steps"].get<std::int64_t>();
-  const std::int64_t context = p["context"].get<std::int64_t>();
   TrainingRun run(in);
   LanguageModel& model = run.model();
-  std::map<std::int64_t, AffineMap> maps;
-  for (std::int64_t layer : order)
-    maps[layer] = surrogate_map(in.deps[0], in.model_name, in.corpus_name, layer, p["lambda"].get<double>(), in.unit_id);
-  std::vector<std::pair<std::string, Windows>> evals;
-  for (const auto& e : p["eval"]) evals.emplace_back(e["corpus"].get<std::string>(), run.corpus_windows(e["corpus"], e["split"], context));
+  const std::map<std::int64_t, AffineMap> maps = run.surrogates(order);
 
   std::set<std::int64_t> linear;
   std::size_t n_linear = 0;
   auto evaluate = [&](std::int64_t step, const std::string& phase) {
-    // The step of the previous evaluation survives a resume in the memo.
-    const double loss = run.mean_loss_since(run.memo().value("last_eval", std::int64_t{0}));
-    for (const auto& [corpus, w] : evals) {
-      const double ppl = run.perplexity(w);
-      if (phase == "start") run.memo()["base"][corpus] = ppl;
-      const double base = run.memo()["base"][corpus].get<double>();
+    run.evaluate_corpora(step, phase, [&](const std::string& corpus, double ppl, double base, double loss) {
       run.add_row("progressive", {in.model_name, "progressive", step, join_layers(order, n_linear), corpus, ppl,
                                   100.0 * (ppl / base - 1.0), base, static_cast<std::int64_t>(n_linear), phase, loss});
-    }
-    run.memo()["last_eval"] = step;
+    });
   };
   const std::int64_t total = per_layer * static_cast<std::int64_t>(order.size()) + final_steps;
   std::vector<Segment> segments;
@@ -64,7 +53,6 @@ UnitResult run_progressive(const ExperimentInput& in) {
                           run.select(groups, linear);
                         }});
   segments.push_back({"final", final_steps, 0, [] {}});
-  if (order.empty()) throw InputError(in.unit_id + ": progressive has no layers to linearize");
   UnitResult out = run.run(segments, evaluate, "progressive", "progressive", p["checkpoint_every"].get<std::int64_t>());
   if (p.value("save_model", true)) export_trained_model(run, maps, "progressive");
   return out;

@@ -27,6 +27,30 @@ TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
   for (auto& p : loaded_.model->parameters()) p.set_requires_grad(false);
   const std::int64_t context = in.params["context"].get<std::int64_t>();
   train_ = corpus_windows(in.corpus_name, in.params["train"], context);
+  for (const auto& e : in.params["eval"])
+    evals_.emplace_back(e["corpus"].get<std::string>(), corpus_windows(e["corpus"].get<std::string>(), e["split"], context));
+}
+
+std::map<std::int64_t, AffineMap> TrainingRun::surrogates(const std::vector<std::int64_t>& layers) const {
+  std::map<std::int64_t, AffineMap> maps;
+  if (layers.empty()) return maps;
+  if (in_.deps.empty() || in_.deps[0].kind != "fit") throw InputError(in_.unit_id + ": " + in_.kind + " needs its fit unit");
+  for (std::int64_t layer : layers)
+    maps[layer] = surrogate_map(in_.deps[0], in_.model_name, in_.corpus_name, layer, in_.params["lambda"].get<double>(), in_.unit_id);
+  return maps;
+}
+
+void TrainingRun::evaluate_corpora(std::int64_t step, const std::string& phase,
+                                   const std::function<void(const std::string&, double, double, double)>& row,
+                                   const std::function<void()>& before) {
+  const double loss = mean_loss_since(memo_.value("last_eval", std::int64_t{0}));
+  for (const auto& [corpus, w] : evals_) {
+    if (before) before();
+    const double ppl = perplexity(w);
+    if (phase == "start") memo_["base"][corpus] = ppl;  // before anything is linearized or trained
+    row(corpus, ppl, memo_["base"][corpus].get<double>(), loss);
+  }
+  memo_["last_eval"] = step;
 }
 
 bool TrainingRun::stop_now() {
@@ -47,16 +71,21 @@ std::string TrainingRun::checkpoint_dir() const { return in_.store_dir + "/check
 Windows TrainingRun::corpus_windows(const std::string& corpus, const nlohmann::json& split, std::int64_t context) {
   auto it = in_.corpora.find(corpus);
   if (it == in_.corpora.end()) throw InputError(in_.unit_id + ": corpus '" + corpus + "' is not in the spec");
-  const CorpusFormat format = parse_corpus_format(it->second.format);
-  std::vector<TokenId> stream;
-  if (format == CorpusFormat::kNpy) {
-    stream = read_token_stream(it->second.path, format, nullptr, std::nullopt);
-  } else {
-    const BpeTokenizer tok = BpeTokenizer::from_directory(in_.model_path);
-    std::optional<TokenId> eos = tok.eos_id();
-    if (!eos && loaded_.model && loaded_.model->config().eos_token_id) eos = static_cast<TokenId>(*loaded_.model->config().eos_token_id);
-    stream = read_token_stream(it->second.path, format, &tok, eos);
+  auto cached = streams_.find(corpus);
+  if (cached == streams_.end()) {
+    const CorpusFormat format = parse_corpus_format(it->second.format);
+    std::vector<TokenId> stream;
+    if (format == CorpusFormat::kNpy) {
+      stream = read_token_stream(it->second.path, format, nullptr, std::nullopt);
+    } else {
+      const BpeTokenizer tok = BpeTokenizer::from_directory(in_.model_path);
+      std::optional<TokenId> eos = tok.eos_id();
+      if (!eos && loaded_.model->config().eos_token_id) eos = static_cast<TokenId>(*loaded_.model->config().eos_token_id);
+      stream = read_token_stream(it->second.path, format, &tok, eos);
+    }
+    cached = streams_.emplace(corpus, std::move(stream)).first;
   }
+  const std::vector<TokenId>& stream = cached->second;
   Windows w = make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context, it->second.path);
   check_windows(*loaded_.model, w);
   return w;
@@ -234,12 +263,16 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments, const std::fun
     for (const auto& r : it.value()) {
       Row row;
       for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        const nlohmann::json& v = c < r.size() ? r[c] : nlohmann::json();
-        switch (t.columns[c].type) {
-          case ColumnType::kInt: row.push_back(v.is_number() ? v.get<std::int64_t>() : std::int64_t{-1}); break;
-          case ColumnType::kFloat: row.push_back(v.is_number() ? v.get<double>() : std::nan("")); break;
-          case ColumnType::kString: row.push_back(v.is_string() ? v.get<std::string>() : std::string()); break;
+        // JSON has no NaN: a NaN (e.g. no training loss yet) was saved as null.
+        const ColumnType type = t.columns[c].type;
+        Value value = missing_value(type);
+        if (c < r.size()) {
+          const nlohmann::json& v = r[c];
+          if (type == ColumnType::kInt && v.is_number()) value = v.get<std::int64_t>();
+          if (type == ColumnType::kFloat && v.is_number()) value = v.get<double>();
+          if (type == ColumnType::kString && v.is_string()) value = v.get<std::string>();
         }
+        row.push_back(std::move(value));
       }
       t.rows.push_back(std::move(row));
     }

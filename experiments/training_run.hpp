@@ -61,41 +61,54 @@ class TrainingRun {
 
   // PPL of the model as hooked on `w`, windows sharded over the group and summed.
   double perplexity(const Windows& w);
+  // The affine surrogate of each of `layers` from the unit's fit (deps[0]) at params["lambda"].
+  // Throws InputError when the unit has no fit dependency or a layer was not fitted.
+  std::map<std::int64_t, AffineMap> surrogates(const std::vector<std::int64_t>& layers) const;
+  // Evaluates the model as hooked on the eval split of every corpus of params["eval"] (loaded
+  // once, at construction) and calls row(corpus, ppl, base, loss) for each: `base` is the
+  // untouched model's PPL (recorded by the evaluation of phase "start"), `loss` the mean
+  // training loss since the previous evaluation; both survive a resume. `before` runs before
+  // each corpus (e.g. to reset running sums).
+  void evaluate_corpora(std::int64_t step, const std::string& phase,
+                        const std::function<void(const std::string& corpus, double ppl, double base, double loss)>& row,
+                        const std::function<void()>& before = {});
   // Sums `v` element-wise over the unit's worker group (nothing to do on a single rank).
   void sum_over_group(std::vector<double>& v);
   // Adds a row (values in table order) to table `name`; kept across resumes.
   void add_row(const std::string& table, nlohmann::json row);
-  // Values the unit keeps across resumes (e.g. the untouched model's PPL per corpus).
-  nlohmann::json& memo() { return memo_; }
   // The optimizer step running now (0-based), for step-dependent loss terms.
   std::int64_t current_step() const noexcept { return current_step_; }
-  // Mean training loss of the steps after `after` (NaN when none ran).
-  double mean_loss_since(std::int64_t after) const;
+
 
   // Runs (or resumes) the segments; returns the unit's tables.
   UnitResult run(const std::vector<Segment>& segments, const std::function<void(std::int64_t, const std::string&)>& evaluate,
                  const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every);
 
-  // The windows of `split` of corpus `corpus` (a corpus of the spec), tokenized with the model's tokenizer.
+  // The windows of `split` of corpus `corpus` (a corpus of the spec), tokenized with the
+  // model's tokenizer; each corpus is read and tokenized once per unit.
   Windows corpus_windows(const std::string& corpus, const nlohmann::json& split, std::int64_t context);
 
  private:
   void save(std::int64_t step, std::int64_t segments_done);
   std::string checkpoint_dir() const;
   bool leader() const;
+  // Mean training loss of the steps after `after` (NaN when none ran).
+  double mean_loss_since(std::int64_t after) const;
   // Whether the run was asked to stop (agreed over the group).
   bool stop_now();
 
   const ExperimentInput& in_;
   LoadedModel loaded_;
   Windows train_;
+  std::map<std::string, std::vector<TokenId>> streams_;      // corpus -> token stream
+  std::vector<std::pair<std::string, Windows>> evals_;        // corpus -> eval windows
   std::vector<NamedParameter> saved_;  // every parameter any trainer of this unit changes
   std::string trainer_id_;
   std::unique_ptr<Trainer> trainer_;
   std::map<std::int64_t, std::shared_ptr<SoftGate>> gates_;
   std::function<at::Tensor(double)> extra_;
   nlohmann::json rows_ = nlohmann::json::object();
-  nlohmann::json memo_ = nlohmann::json::object();
+  nlohmann::json memo_ = nlohmann::json::object();  // kept across resumes: base PPL per corpus, last_eval
   std::int64_t current_step_ = 0;
 };
 

@@ -97,8 +97,6 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
     }
   }
   std::vector<const Unit*> pending;
-  std::map<std::string, std::size_t> index_of;
-  for (std::size_t i = 0; i < status.size(); ++i) index_of[plan.units[i].id] = i;
   for (const auto& p : status) {
     if (p.state == UnitState::kDone) {
       ++report.committed;

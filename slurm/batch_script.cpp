@@ -125,13 +125,12 @@ std::string render_batch_script(const ResourcesSpec& r, const BatchJob& job, con
   // submission's working directory, which `linsweep submit` sets to the log directory.
   sb("--output=%x-%j.out");
   for (const auto& line : r.extra_sbatch) sb(line);
-  const std::int64_t limit = slurm_time_seconds(r.time, spec_file + ": resources.time");
   // --time=0 means no limit: then there is no deadline to keep.
   const std::string deadline =
-      limit == 0 ? std::string("# No time limit (--time=0): no deadline for the coordinator.")
+      time_limit == 0 ? std::string("# No time limit (--time=0): no deadline for the coordinator.")
                  : fmt::format("# The coordinator does not start a unit that would run past the time limit (minus the grace).\n"
                                "export LINSWEEP_DEADLINE=$(( $(date +%s) + {} - {} ))",
-                               limit, job.grace_seconds);
+                               time_limit, job.grace_seconds);
   const std::string launcher = r.launcher == "srun" ? "srun --mpi=pmix" : "mpirun -n \"${SLURM_NTASKS:-1}\"";
   s += fmt::format(R"SH(
 # Written by `linsweep submit`. Paths are shell-quoted; the #SBATCH values above were checked.

@@ -121,7 +121,7 @@ StepStats Trainer::step(std::int64_t step, const std::function<at::Tensor(double
     std::vector<at::Tensor> grads;
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (flags[i] == 0) continue;
-      at::Tensor& p = const_cast<at::Tensor&>(params[i].tensor);
+      const at::Tensor& p = params[i].tensor;
       if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
       grads.push_back(p.grad());
     }
