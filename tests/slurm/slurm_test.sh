@@ -106,6 +106,11 @@ echo "== 4. split submission: afterok chain"
 n=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$work/split.json'))['jobs']))" )
 [ "$n" -ge 2 ]
 wait_state "$work/s4" 1 "PENDING" 10
+# Right after submission the reason may still be None, until slurmctld's next scheduling pass.
+for _ in $(seq 1 20); do
+  [[ "$(job_field "$work/s4" 1 reason)" =~ Dependency|Resources|Priority ]] && break
+  sleep 0.5
+done
 [[ "$(job_field "$work/s4" 1 reason)" =~ Dependency|Resources|Priority ]]
 wait_state "$work/s4" $((n - 1)) "COMPLETED" 300
 compare "$work/s4"
