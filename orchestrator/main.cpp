@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   linsweep::add_resume_command(app, &action);
   linsweep::add_status_command(app, &action);
   linsweep::add_submit_command(app, &action);
+  linsweep::add_demo_command(app, &action);
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;

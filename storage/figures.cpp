@@ -30,11 +30,11 @@ std::string text(const Table& t, const Row& r, const char* c) {
   return std::get<std::string>(r[static_cast<std::size_t>(t.column_index(c))]);
 }
 
-// One series per `series_col` value, x = layer, sorted by layer.
-std::map<std::string, std::map<std::string, ChartSeries>> per_model(const Table& t, const char* series_col, const char* y,
-                                                                    const char* lo, const char* hi) {
+// One chart per `chart_col` value with one series per `series_col` value, x = layer, sorted by layer.
+std::map<std::string, std::map<std::string, ChartSeries>> grouped(const Table& t, const char* chart_col, const char* series_col,
+                                                                  const char* y, const char* lo, const char* hi) {
   std::map<std::string, std::map<std::string, std::vector<const Row*>>> groups;
-  for (const auto& r : t.rows) groups[text(t, r, "model")][text(t, r, series_col)].push_back(&r);
+  for (const auto& r : t.rows) groups[text(t, r, chart_col)][text(t, r, series_col)].push_back(&r);
   std::map<std::string, std::map<std::string, ChartSeries>> out;
   for (auto& [model, by] : groups) {
     for (auto& [label, rows] : by) {
@@ -50,6 +50,12 @@ std::map<std::string, std::map<std::string, ChartSeries>> per_model(const Table&
     }
   }
   return out;
+}
+
+// One chart per model, one series per `series_col` value.
+std::map<std::string, std::map<std::string, ChartSeries>> per_model(const Table& t, const char* series_col, const char* y,
+                                                                    const char* lo, const char* hi) {
+  return grouped(t, "model", series_col, y, lo, hi);
 }
 
 }  // namespace
@@ -73,6 +79,12 @@ std::vector<std::string> write_figures(const Store& store, const std::string& ou
     for (auto& [label, s] : series) chart.add_series(std::move(s));
     write_svg(out_dir + "/all_linear_" + safe_name(model) + ".svg", chart.render(), &written);
   }
+  // Across models: one chart per corpus, one series per model.
+  for (auto& [corpus, series] : grouped(al, "corpus", "model", "delta_pct", "ci_low", "ci_high")) {
+    SvgChart chart("All-linear cost per layer, every model: " + corpus, "layer", "Δ% perplexity (95% bootstrap interval)");
+    for (auto& [label, s] : series) chart.add_series(std::move(s));
+    write_svg(out_dir + "/all_linear_models_" + safe_name(corpus) + ".svg", chart.render(), &written);
+  }
   // Gates: one series per (gate, corpus); the chosen gates' Δ% with intervals.
   Table gates = tables.at("gates");
   const int gate_col = gates.column_index("gate"), corpus_col = gates.column_index("corpus");
@@ -91,6 +103,12 @@ std::vector<std::string> write_figures(const Store& store, const std::string& ou
     SvgChart chart("Hard-routed cost of the chosen gate per layer: " + model, "layer", "Δ% perplexity (95% bootstrap interval)");
     for (auto& [label, s] : series) chart.add_series(std::move(s));
     write_svg(out_dir + "/gate_delta_" + safe_name(model) + ".svg", chart.render(), &written);
+  }
+  for (auto& [corpus, series] : grouped(chosen, "corpus", "model", "delta_pct", "ci_low", "ci_high")) {
+    SvgChart chart("Hard-routed cost of the chosen gate per layer, every model: " + corpus, "layer",
+                   "Δ% perplexity (95% bootstrap interval)");
+    for (auto& [label, s] : series) chart.add_series(std::move(s));
+    write_svg(out_dir + "/gate_delta_models_" + safe_name(corpus) + ".svg", chart.render(), &written);
   }
   // Token vs context: AUC per layer, one series per (variant, corpus).
   Table tc = tables.at("token_context");

@@ -10,9 +10,11 @@ class Store;
 
 // Writes into `out_dir` (created) and returns the paths written:
 //  - all_linear_<model>.svg: per-layer all-linear Δ% with bootstrap 95% bars, one series per corpus;
+//  - all_linear_models_<corpus>.svg: the same across models, one series per model;
 //  - gate_share_<model>.svg: share of positions routed linear per layer, one series per
 //    (gate, corpus);
 //  - gate_delta_<model>.svg: hard-routed Δ% of each layer's chosen gate with its interval;
+//  - gate_delta_models_<corpus>.svg: the same across models, one series per model;
 //  - token_context_<model>.svg: hold-out AUC per layer for X, e, c and the baselines;
 //  - delta_hist_<shard>.svg: histogram of δ from the gate-split shards of committed capture
 //    units, and from shards written directly under STORE/activations/<name>/.

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "common/errors.hpp"
 #include "storage/query.hpp"
 #include "storage/store.hpp"
 
@@ -52,6 +54,31 @@ void all_linear(const Tables& tables, std::vector<ReportTable>* out) {
     rt.rows.push_back({key.first, key.second, std::to_string(rows.size()), num(a.f(lo, "ppl_base"), 6),
                        std::to_string(a.i(lo, "layer")), delta(a.f(lo, "delta_pct"), a.f(lo, "ci_low"), a.f(lo, "ci_high")),
                        std::to_string(a.i(hi, "layer")), delta(a.f(hi, "delta_pct"), a.f(hi, "ci_low"), a.f(hi, "ci_high"))});
+  }
+  out->push_back(std::move(rt));
+}
+
+// Every layer's all-linear Δ% with its interval, one column per corpus (corpora in name order).
+void all_linear_per_layer(const Tables& tables, std::vector<ReportTable>* out) {
+  const Table& t = tables.at("all_linear");
+  if (t.rows.empty()) return;
+  Rows a{t};
+  std::set<std::string> corpora;
+  std::map<std::pair<std::string, std::int64_t>, std::map<std::string, const Row*>> cells;
+  for (const auto& r : t.rows) {
+    corpora.insert(a.s(r, "corpus"));
+    cells[{a.s(r, "model"), a.i(r, "layer")}][a.s(r, "corpus")] = &r;
+  }
+  ReportTable rt{"all_linear_per_layer", "All-linear cost of every layer: Δ% PPL with the layer's MLP replaced by its surrogate",
+                 {"model", "layer"}, {}, kZeroNote};
+  for (const auto& c : corpora) rt.headers.push_back("Δ% " + c + " [95% CI]");
+  for (const auto& [key, by_corpus] : cells) {
+    std::vector<std::string> row = {key.first, std::to_string(key.second)};
+    for (const auto& c : corpora) {
+      auto it = by_corpus.find(c);
+      row.push_back(it == by_corpus.end() ? "" : delta(a.f(*it->second, "delta_pct"), a.f(*it->second, "ci_low"), a.f(*it->second, "ci_high")));
+    }
+    rt.rows.push_back(std::move(row));
   }
   out->push_back(std::move(rt));
 }
@@ -302,6 +329,7 @@ std::vector<ReportTable> build_report(const Store& store) {
   const Tables tables = store.read_tables();  // every unit file read once
   std::vector<ReportTable> out;
   all_linear(tables, &out);
+  all_linear_per_layer(tables, &out);
   gating(tables, &out);
   gates_per_layer(tables, &out);
   token_context(tables, &out);
@@ -360,6 +388,23 @@ std::string render_csv(const ReportTable& t) {
     out += "\n";
   }
   return out;
+}
+
+ReportFiles write_report(const std::vector<ReportTable>& tables, const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir + "/csv", ec);
+  if (ec) throw StorageError(out_dir + ": cannot create directory: " + ec.message());
+  ReportFiles r;
+  r.markdown = render_markdown(tables);
+  r.tables = tables.size();
+  r.files = {out_dir + "/tables.md", out_dir + "/tables.tex"};
+  atomic_write_text(r.files[0], r.markdown);
+  atomic_write_text(r.files[1], render_latex(tables));
+  for (const auto& t : tables) {
+    r.files.push_back(out_dir + "/csv/" + t.name + ".csv");
+    atomic_write_text(r.files.back(), render_csv(t));
+  }
+  return r;
 }
 
 }  // namespace linsweep

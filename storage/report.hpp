@@ -20,7 +20,8 @@ struct ReportTable {
 };
 
 // Builds every summary that the store has rows for (DESIGN §7): all-linear cost per layer
-// (cheapest and most expensive layer per model and corpus), the cross-model gating summary
+// (cheapest and most expensive layer per model and corpus, then every layer with one column
+// per corpus), the cross-model gating summary
 // (base PPL, layers, best layer = smallest Δ% with its chosen gate, that gate, average share
 // routed linear over the chosen gates; omitted when no row marks a chosen gate), every gate per layer, token-vs-context AUCs with ‖e‖,
 // ‖c‖ and their cosine, routing-list transfer, residual clusters, compound gating,
@@ -34,5 +35,16 @@ std::vector<ReportTable> build_report(const Store& store);
 std::string render_markdown(const std::vector<ReportTable>& tables);
 std::string render_latex(const std::vector<ReportTable>& tables);
 std::string render_csv(const ReportTable& table);
+
+// What write_report wrote.
+struct ReportFiles {
+  std::string markdown;            // the Markdown of every table
+  std::vector<std::string> files;  // tables.md, tables.tex, then csv/<name>.csv per table
+  std::size_t tables = 0;
+};
+
+// Writes `out_dir`/tables.md, tables.tex and csv/<name>.csv for `tables` (each atomically;
+// out_dir and csv/ are created). Throws StorageError when a directory or file cannot be made.
+ReportFiles write_report(const std::vector<ReportTable>& tables, const std::string& out_dir);
 
 }  // namespace linsweep

@@ -108,6 +108,8 @@ std::string SvgChart::render(int width, int height) const {
     const char* color = kColors[k % 8];
     const double shift = dodge * (static_cast<double>(k) - 0.5 * static_cast<double>(series_.size() - 1));
     auto SX = [&](double v) { return X(v + shift); };
+    // One group per series, labelled, so that a reader (or a test) can tell the series apart.
+    o += fmt::format("<g class=\"series\" data-label=\"{}\">\n", xml_escape(s.label));
     std::string points;
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
@@ -122,6 +124,7 @@ std::string SvgChart::render(int width, int height) const {
     o += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"2\"/>\n",
                      left + pw + 12, left + pw + 32, ly, color);
     o += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", left + pw + 38, ly + 4, xml_escape(s.label));
+    o += "</g>\n";
   }
   o += "</svg>\n";
   return o;

@@ -27,6 +27,7 @@ void add_run_command(CLI::App& root, CommandAction* action);
 void add_status_command(CLI::App& root, CommandAction* action);
 void add_resume_command(CLI::App& root, CommandAction* action);
 void add_submit_command(CLI::App& root, CommandAction* action);
+void add_demo_command(CLI::App& root, CommandAction* action);
 
 struct SubmitOptions;
 struct SubmitReport;

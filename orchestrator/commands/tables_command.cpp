@@ -2,7 +2,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -23,17 +22,9 @@ int run_tables(const TablesArgs& a) {
   const Store store = Store::open_read(a.store);
   const auto tables = build_report(store);
   const std::string out = a.out.empty() ? a.store + "/report" : a.out;
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/csv", ec);
-  if (ec) throw StorageError(out + ": cannot create directory: " + ec.message());
-  std::vector<std::string> files = {out + "/tables.md", out + "/tables.tex"};
-  const std::string md = render_markdown(tables);
-  atomic_write_text(files[0], md);
-  atomic_write_text(files[1], render_latex(tables));
-  for (const auto& t : tables) {
-    files.push_back(out + "/csv/" + t.name + ".csv");
-    atomic_write_text(files.back(), render_csv(t));
-  }
+  const ReportFiles written = write_report(tables, out);
+  const std::vector<std::string>& files = written.files;
+  const std::string& md = written.markdown;
   if (a.json) {
     nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", files}};
     for (const auto& t : tables) j["tables"].push_back({{"name", t.name}, {"title", t.title}, {"rows", t.rows.size()}});

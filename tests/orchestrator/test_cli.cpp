@@ -264,8 +264,9 @@ TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
   r = run("plot " + q(store) + " --out " + q(dir / "fig") + " --json");
   REQUIRE(r.code == 0);
   j = nlohmann::json::parse(r.out);
-  // 4 all_linear + 4 gate_share + 4 token_context + 1 delta histogram (no sample gate row is chosen: no gate_delta)
-  CHECK(j["files"].size() == 13);
+  // 4 all_linear + 4 all_linear_models (one per corpus) + 4 gate_share + 4 token_context + 1 delta histogram
+  // (no sample gate row is chosen: no gate_delta)
+  CHECK(j["files"].size() == 17);
   CHECK(test::read_text(dir / "fig/delta_hist_model-1_layer1-gate.svg").find("<svg") == 0);
 
   r = run("query " + q(store) + " fits --consolidated --json --columns unit");

@@ -28,6 +28,9 @@ struct Architecture {
   // Exact parameter count of the module `build` makes, computed without allocating, so that
   // a config.json that disagrees with its weights is refused before a huge allocation.
   std::function<std::int64_t(const ModelConfig&)> count_parameters;
+  // The config.json document that parse_config reads back as the same ModelConfig (for
+  // models this program creates, such as the demo's pretrained ones).
+  std::function<nlohmann::json(const ModelConfig&)> write_config;
 };
 
 // Process-wide list of architectures, filled by static registrars before main() and only

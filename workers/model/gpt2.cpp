@@ -109,6 +109,12 @@ class Gpt2Model : public LanguageModel {
     }
     register_module("h", list);
     ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
+    // GPT2LMHeadModel with tie_word_embeddings false keeps its own output matrix, "lm_head.weight".
+    if (!c.tied_head) {
+      lm_head_ = register_module("lm_head", std::make_shared<torch::nn::Module>());
+      lm_head_weight_ = lm_head_->register_parameter("weight", torch::empty({c.vocab_size, c.d_model}));
+      torch::nn::init::normal_(lm_head_weight_, 0.0, 0.02);
+    }
   }
 
   at::Tensor input_embedding(const at::Tensor& ids) override {
@@ -122,13 +128,17 @@ class Gpt2Model : public LanguageModel {
   }
   at::Tensor final_norm(const at::Tensor& h) override { return ln_f_(h); }
 
-  // Tied head: logits = h · wteᵀ.
-  at::Tensor head(const at::Tensor& h) override { return head_kernel_(h, wte_->weight, {}); }
+  // Tied head: logits = h · wteᵀ; untied: h · lm_headᵀ.
+  at::Tensor head(const at::Tensor& h) override {
+    return head_kernel_(h, lm_head_ ? lm_head_weight_ : wte_->weight, {});
+  }
 
  private:
   torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
   std::vector<std::shared_ptr<Gpt2Block>> blocks_;
   torch::nn::LayerNorm ln_f_{nullptr};
+  std::shared_ptr<torch::nn::Module> lm_head_;  // only when untied
+  at::Tensor lm_head_weight_;
   LinearKernel head_kernel_;
 };
 
@@ -150,7 +160,6 @@ ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) 
     throw ModelError(path + ": activation_function '" + act + "' is not supported (gelu_new, gelu)");
   }
   c.tied_head = config_bool_or(j, path, "tie_word_embeddings", true);
-  if (!c.tied_head) throw ModelError(path + ": GPT-2 with an untied head is not supported");
   c.scale_attn_weights = config_bool_or(j, path, "scale_attn_weights", true);
   c.scale_attn_by_inverse_layer_idx = config_bool_or(j, path, "scale_attn_by_inverse_layer_idx", false);
   if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
@@ -158,10 +167,33 @@ ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) 
   return c;
 }
 
+nlohmann::json write_gpt2_config(const ModelConfig& c) {
+  nlohmann::json j = {{"architectures", {"GPT2LMHeadModel"}},
+                      {"model_type", "gpt2"},
+                      {"vocab_size", c.vocab_size},
+                      {"n_positions", c.max_positions},
+                      {"n_ctx", c.max_positions},
+                      {"n_embd", c.d_model},
+                      {"n_layer", c.n_layers},
+                      {"n_head", c.n_heads},
+                      {"n_inner", c.d_ff},
+                      {"activation_function", c.activation == Activation::kGeluTanh ? "gelu_new" : "gelu"},
+                      {"layer_norm_epsilon", c.layer_norm_eps},
+                      {"scale_attn_weights", c.scale_attn_weights},
+                      {"scale_attn_by_inverse_layer_idx", c.scale_attn_by_inverse_layer_idx},
+                      {"reorder_and_upcast_attn", false},
+                      {"tie_word_embeddings", c.tied_head},
+                      {"resid_pdrop", 0.0},
+                      {"embd_pdrop", 0.0},
+                      {"attn_pdrop", 0.0}};
+  if (c.eos_token_id) j["bos_token_id"] = j["eos_token_id"] = *c.eos_token_id;
+  return j;
+}
+
 int64_t count_gpt2_parameters(const ModelConfig& c) {
   const int64_t d = c.d_model, f = c.d_ff;
   const int64_t block = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * f + f) + (f * d + d);
-  return c.vocab_size * d + c.max_positions * d + c.n_layers * block + 2 * d;
+  return c.vocab_size * d * (c.tied_head ? 1 : 2) + c.max_positions * d + c.n_layers * block + 2 * d;
 }
 
 const ArchitectureRegistrar kGpt2{Architecture{
@@ -171,6 +203,7 @@ const ArchitectureRegistrar kGpt2{Architecture{
     {"transformer."},
     {".attn.bias", ".attn.masked_bias", "lm_head.weight"},
     count_gpt2_parameters,
+    write_gpt2_config,
 }};
 
 }  // namespace

@@ -222,6 +222,28 @@ ModelConfig parse_neox_config(const nlohmann::json& j, const std::string& path) 
   return c;
 }
 
+nlohmann::json write_neox_config(const ModelConfig& c) {
+  nlohmann::json j = {{"architectures", {"GPTNeoXForCausalLM"}},
+                      {"model_type", "gpt_neox"},
+                      {"vocab_size", c.vocab_size},
+                      {"hidden_size", c.d_model},
+                      {"num_hidden_layers", c.n_layers},
+                      {"num_attention_heads", c.n_heads},
+                      {"intermediate_size", c.d_ff},
+                      {"hidden_act", c.activation == Activation::kGeluExact ? "gelu" : "gelu_new"},
+                      {"rotary_pct", c.rotary_pct},
+                      {"rotary_emb_base", c.rotary_base},
+                      {"max_position_embeddings", c.max_positions},
+                      {"layer_norm_eps", c.layer_norm_eps},
+                      {"use_parallel_residual", c.parallel_residual},
+                      {"tie_word_embeddings", c.tied_head},
+                      {"attention_bias", c.attention_bias},
+                      {"hidden_dropout", 0.0},
+                      {"attention_dropout", 0.0}};
+  if (c.eos_token_id) j["bos_token_id"] = j["eos_token_id"] = *c.eos_token_id;
+  return j;
+}
+
 int64_t count_neox_parameters(const ModelConfig& c) {
   const int64_t d = c.d_model, f = c.d_ff, bias = c.attention_bias ? 1 : 0;
   const int64_t layer = 4 * d + (3 * d * d + bias * 3 * d) + (d * d + bias * d) + (d * f + f) + (f * d + d);
@@ -235,6 +257,7 @@ const ArchitectureRegistrar kNeox{Architecture{
     {},
     {".attention.rotary_emb.inv_freq", ".attention.bias", ".attention.masked_bias"},
     count_neox_parameters,
+    write_neox_config,
 }};
 
 }  // namespace

@@ -1,10 +1,13 @@
 // config.json reading and the checks every architecture shares.
 #include "workers/model/model_config.hpp"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "storage/store.hpp"
 #include "workers/model/architecture_registry.hpp"
 
 namespace linsweep {
@@ -85,6 +88,16 @@ ModelConfig read_model_config(const std::string& dir) {
   c.architecture = arch.name;
   validate_common(c, path);
   return c;
+}
+
+void write_model_config(const ModelConfig& c, const std::string& dir) {
+  const Architecture& arch = ArchitectureRegistry::instance().get(c.architecture, dir + "/config.json");
+  if (!arch.write_config) throw ModelError(dir + "/config.json: architecture '" + c.architecture + "' cannot write its config");
+  const nlohmann::json j = arch.write_config(c);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw ModelError(dir + ": cannot create the directory: " + ec.message());
+  atomic_write_text(dir + "/config.json", j.dump(2) + "\n");
 }
 
 }  // namespace linsweep

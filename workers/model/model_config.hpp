@@ -43,6 +43,12 @@ struct ModelConfig {
 // inconsistent sizes (d_model not divisible by n_heads, non-positive sizes, ...).
 ModelConfig read_model_config(const std::string& dir);
 
+// Writes `dir`/config.json (dir created with its parents) for `c` through its
+// architecture's write_config, atomically (temporary file, fsync, rename), such that
+// read_model_config(dir) gives `c` back. Throws ModelError for an unknown architecture or a
+// config that architecture cannot express, StorageError when the file cannot be written.
+void write_model_config(const ModelConfig& c, const std::string& dir);
+
 // Helpers for architecture parsers: typed field access that throws
 // ModelError("<path>: field 'name' ...") on a missing or mistyped field.
 std::int64_t config_int(const nlohmann::json& j, const std::string& path, const char* name);

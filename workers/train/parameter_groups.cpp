@@ -10,7 +10,8 @@ std::string parameter_group(const std::string& n) {
   if (has(".attn.") || has(".attention.")) return "attention";
   if (has(".mlp.")) return "mlp";
   if (has("ln_") || has("layernorm") || has("layer_norm")) return "layernorm";
-  if (n == "wte.weight" || has("embed_out")) return "head";  // GPT-2's head is tied to wte
+  // GPT-2's tied head is wte (also its input embedding); an untied GPT-2 has lm_head.
+  if (n == "wte.weight" || n == "lm_head.weight" || has("embed_out")) return "head";
   return "embeddings";                                         // wpe, embed_in
 }
 

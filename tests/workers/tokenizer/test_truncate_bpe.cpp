@@ -200,27 +200,27 @@ TEST_CASE("[gpt2] GPT-2's own files keep the merge-order numbering; the cuts giv
   }
 }
 
-TEST_CASE("[brown] the demo tokenizer (K = 3839) on real Brown text", "[gpt2][brown]") {
+TEST_CASE("[brown] the demo tokenizer (K = 1791) on real Brown text", "[gpt2][brown]") {
   REQUIRE(std::filesystem::exists(gpt2_dir() + "/vocab.json"));  // scripts/fetch_demo_data.sh
   REQUIRE(std::filesystem::exists(brown_dir() + "/ca01"));
   ScratchDir dir;
-  const auto info = truncate_bpe(gpt2_dir(), 3839, dir / "k3839");
-  CHECK(info.vocab_size == 4096);
-  CHECK(info.eos_id == 4095);
-  const BpeTokenizer cut = BpeTokenizer::from_directory(dir / "k3839");
+  const auto info = truncate_bpe(gpt2_dir(), 1791, dir / "k1791");
+  CHECK(info.vocab_size == 2048);
+  CHECK(info.eos_id == 2047);
+  const BpeTokenizer cut = BpeTokenizer::from_directory(dir / "k1791");
   const BpeTokenizer full = BpeTokenizer::from_directory(gpt2_dir());
-  CHECK(cut.vocab_size() == 4096);
-  CHECK(cut.id_limit() == 4096);
+  CHECK(cut.vocab_size() == 2048);
+  CHECK(cut.id_limit() == 2048);
   // One file of each demo corpus, through the Brown reader as the demo reads them.
   for (const char* f : {"ca01", "cj01", "ck01", "cr09"}) {
     INFO(f);
     const auto docs = read_documents(brown_dir() + "/" + f, CorpusFormat::kBrown);
     REQUIRE(docs.size() == 1);
     const auto ids = cut.encode(docs[0]);
-    CHECK(std::all_of(ids.begin(), ids.end(), [](TokenId id) { return id >= 0 && id < 4095; }));
+    CHECK(std::all_of(ids.begin(), ids.end(), [](TokenId id) { return id >= 0 && id < 2047; }));
     CHECK(cut.decode(ids) == docs[0]);
     std::size_t others = 0;
-    CHECK(check_words(full, cut, 4095, docs[0], &others) > 1000);
+    CHECK(check_words(full, cut, 2047, docs[0], &others) > 1000);
     CHECK(others > 0);
   }
 }

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Checks two finished demos (see demo_test.sh): summaries, held-out PPL against the unigram
+PPL, tables, SVG figures, that the resumed demos continued instead of starting over, and that
+the two demos' tables are identical.
+Usage: check_demo.py OUT_A SUMMARY_A.json OUT_B SUMMARY_B.json"""
+import collections
+import csv
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+MODELS = ["gpt2-s", "gpt2-m", "gpt2-l", "neox-s", "neox-m", "neox-l"]
+LAYERS = {"s": 2, "m": 3, "l": 4}
+CORPORA = ["fiction", "learned", "news"]
+
+
+def fail(msg):
+    print("check_demo: FAIL:", msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def load_summary(path):
+    with open(path) as f:
+        lines = [l for l in f if l.startswith("{")]
+    check(len(lines) == 1, f"{path}: expected one JSON line")
+    return json.loads(lines[0])
+
+
+def journal(out):
+    events = []
+    with open(os.path.join(out, "store", "journal.jsonl")) as f:
+        for line in f:
+            events.append(json.loads(line))
+    return events
+
+
+def check_figures(out):
+    figs = os.path.join(out, "figures")
+    names = sorted(os.listdir(figs))
+    check(names, f"{figs}: no figures")
+    for n in names:
+        check(n.endswith(".svg"), f"{n}: not an SVG")
+        root = ET.parse(os.path.join(figs, n)).getroot()  # raises on malformed XML
+        check(root.tag == "{http://www.w3.org/2000/svg}svg", f"{n}: root is {root.tag}")
+    for corpus in CORPORA:
+        for stem in ("all_linear_models_", "gate_delta_models_"):
+            n = f"{stem}{corpus}.svg"
+            check(n in names, f"missing figure {n}")
+            root = ET.parse(os.path.join(figs, n)).getroot()
+            series = [g.get("data-label") for g in root.iter("{http://www.w3.org/2000/svg}g")
+                      if g.get("class") == "series"]
+            check(sorted(series) == sorted(MODELS), f"{n}: series {series}, expected one per model")
+    for m in MODELS:
+        check(f"all_linear_{m}.svg" in names, f"missing all_linear_{m}.svg")
+    print(f"{figs}: {len(names)} SVG files parse as XML; the cross-model figures hold one series per model")
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def check_tables(out):
+    csvdir = os.path.join(out, "report", "csv")
+    rows = read_csv(os.path.join(csvdir, "all_linear_per_layer.csv"))
+    check(rows[0][:2] == ["model", "layer"] and len(rows[0]) == 2 + len(CORPORA), f"all_linear_per_layer header {rows[0]}")
+    per_model = collections.Counter(r[0] for r in rows[1:])
+    for m in MODELS:
+        check(per_model[m] == LAYERS[m[-1]], f"all_linear_per_layer: {per_model[m]} rows for {m}")
+    check(all("[" in c for r in rows[1:] for c in r[2:]), "all_linear_per_layer: a cell without its interval")
+    gates = read_csv(os.path.join(csvdir, "gates_per_layer.csv"))
+    check(len(gates) - 1 == sum(LAYERS[m[-1]] for m in MODELS) * len(CORPORA) * 3, f"gates_per_layer rows {len(gates) - 1}")
+    for name in ("gating_summary", "all_linear_extremes", "token_context", "routing_lists", "clusters", "compound",
+                 "progressive"):
+        check(os.path.exists(os.path.join(csvdir, name + ".csv")), f"missing table {name}")
+    md = open(os.path.join(out, "report", "tables.md")).read()
+    check("†" in md or "[" in md, "tables.md has no intervals")
+    print(f"{csvdir}: per-layer all-linear costs for {len(MODELS)} models with intervals; {len(gates) - 1} gate rows")
+
+
+def main():
+    out_a, sum_a, out_b, sum_b = sys.argv[1:5]
+    a, b = load_summary(sum_a), load_summary(sum_b)
+    # Held-out PPL at most half the unigram PPL of the same tokens, every model and corpus.
+    check([m["name"] for m in a["models"]] == MODELS, f"models {[m['name'] for m in a['models']]}")
+    for m in a["models"]:
+        for h in m["heldout"]:
+            print(f"{m['name']:7} {h['corpus']:8} held-out PPL {h['ppl']:8.1f}  unigram PPL {h['unigram_ppl']:8.1f}  ratio {h['ratio']:.3f}")
+            check(h["ppl"] <= 0.5 * h["unigram_ppl"], f"{m['name']} on {h['corpus']}: PPL above half the unigram PPL")
+    check(a["heldout_below_half_unigram"], "summary says a model is above half the unigram PPL")
+    # The first demo's rerun continued at least one model from its checkpoint.
+    resumed = [m["name"] for m in a["models"] if m.get("resumed_at", 0) > 0]
+    check(resumed, "no model resumed from a checkpoint after the interrupt")
+    print("resumed from checkpoints:", ", ".join(f"{m['name']} at step {m['resumed_at']}" for m in a["models"] if m.get("resumed_at", 0) > 0))
+    # The second demo trained nothing.
+    check(all(m["cached"] for m in b["models"]), "the second demo retrained a model")
+    for s in (a, b):
+        print("phase seconds:", {k: round(v, 1) for k, v in s["seconds"].items()})
+    # The interrupted sweep continued: no unit was committed twice.
+    for out in (out_a, out_b):
+        commits = collections.Counter(e["unit"] for e in journal(out) if e["event"] == "committed")
+        check(commits and max(commits.values()) == 1, f"{out}: a unit was committed twice")
+        print(f"{out}: {len(commits)} units, each committed once")
+    for out in (out_a, out_b):
+        check_figures(out)
+        check_tables(out)
+    # Same tables from both demos.
+    csv_a, csv_b = os.path.join(out_a, "report", "csv"), os.path.join(out_b, "report", "csv")
+    check(sorted(os.listdir(csv_a)) == sorted(os.listdir(csv_b)), "the two demos wrote different tables")
+    for n in sorted(os.listdir(csv_a)):
+        check(open(os.path.join(csv_a, n)).read() == open(os.path.join(csv_b, n)).read(), f"{n} differs between the demos")
+    print(f"the two demos' {len(os.listdir(csv_a))} tables are identical")
+    print("check_demo: OK")
+
+
+if __name__ == "__main__":
+    main()
