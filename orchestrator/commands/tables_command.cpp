@@ -23,9 +23,7 @@ int run_tables(const TablesArgs& a) {
   const Store store = Store::open_read(a.store);
   const auto tables = build_report(store);
   const std::string out = a.out.empty() ? a.store + "/report" : a.out;
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/csv", ec);
-  if (ec) throw StorageError(out + ": cannot create directory: " + ec.message());
+  make_output_dir(out + "/csv");
   std::vector<std::string> files = {out + "/tables.md", out + "/tables.tex"};
   const std::string md = render_markdown(tables);
   atomic_write_text(files[0], md);
