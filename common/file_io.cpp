@@ -38,6 +38,15 @@ nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes) {
   }
 }
 
+namespace {
+
+std::string fmt_hex(unsigned char c) {
+  static const char* digits = "0123456789abcdef";
+  return std::string("\\x") + digits[c >> 4] + digits[c & 15];
+}
+
+}  // namespace
+
 std::size_t find_invalid_utf8(std::string_view s) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
@@ -74,6 +83,26 @@ std::size_t find_invalid_utf8(std::string_view s) noexcept {
 void require_utf8(std::string_view text, const std::string& what) {
   std::size_t bad = find_invalid_utf8(text);
   if (bad != std::string_view::npos) throw InputError(what + ": invalid UTF-8 at byte " + std::to_string(bad));
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t bad = find_invalid_utf8(text.substr(i));
+    const std::size_t good_end = bad == std::string_view::npos ? text.size() : i + bad;
+    for (; i < good_end; ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\r') out += "\\r";
+      else if (c < 0x20 || c == 0x7F) out += fmt_hex(c);
+      else out += static_cast<char>(c);
+    }
+    if (i < text.size()) out += fmt_hex(static_cast<unsigned char>(text[i++]));  // one byte of an invalid sequence
+  }
+  return out;
 }
 
 int fsync_path(const std::string& path) noexcept {

@@ -24,6 +24,11 @@ std::size_t find_invalid_utf8(std::string_view text) noexcept;
 // Throws InputError("<what>: invalid UTF-8 at byte N") unless `text` is valid UTF-8.
 void require_utf8(std::string_view text, const std::string& what);
 
+// `text` with control characters and bytes that are not valid UTF-8 escaped (`\n`, `\t`,
+// `\xNN`): a value quoted in an error message must keep the message on one line (main prints
+// only the first line) and must not end it early at a NUL.
+std::string printable(std::string_view text);
+
 // fsyncs `path`, a regular file or a directory (a directory's fsync makes the entries created,
 // renamed or removed in it survive a crash). Returns 0, or the errno of the failing open or
 // fsync, so that each caller can raise its own typed error (ModelError, StorageError, ...).

@@ -78,12 +78,14 @@ void bcast_string(std::string* s) {
 // failures, and stops dispatching on a signal.
 class Coordinator {
  public:
-  Coordinator(const SweepSpec& spec, const Plan& plan, Store& store, int groups, int rpg, const RunOptions& options)
-      : spec_(spec), plan_(plan), store_(store), groups_(groups), rpg_(rpg), options_(options) {}
+  // `status`: plan_status(plan, &store), computed before the store was written to.
+  Coordinator(const SweepSpec& spec, const Plan& plan, std::vector<PlannedUnit> status, Store& store, int groups, int rpg,
+              const RunOptions& options)
+      : spec_(spec), plan_(plan), status_(std::move(status)), store_(store), groups_(groups), rpg_(rpg), options_(options) {}
 
   int run() {
     deadline_guard_ = std::make_unique<DeadlineGuard>(store_, plan_);
-    const auto status = plan_status(plan_, &store_);
+    const auto& status = status_;
     for (std::size_t i = 0; i < status.size(); ++i) {
       if (status[i].state == UnitState::kDone) done_.insert(plan_.units[i].id);
       else pending_.push_back(i);
@@ -262,6 +264,7 @@ class Coordinator {
 
   const SweepSpec& spec_;
   const Plan& plan_;
+  const std::vector<PlannedUnit> status_;  // the plan's units as the store had them at the start
   Store& store_;
   const int groups_, rpg_;
   const RunOptions& options_;
@@ -345,6 +348,7 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
   std::unique_ptr<Store> store;
   std::unique_ptr<SweepSpec> spec;
   Plan plan;
+  std::vector<PlannedUnit> status;
   if (rank == 0) {
     try {
       spec = std::make_unique<SweepSpec>(load_spec(spec_path, options.store_override));
@@ -352,8 +356,13 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
         throw SpecError(spec_path + ": runtime.ranks_per_group " + std::to_string(spec->runtime.ranks_per_group) +
                         " does not divide the " + std::to_string(size - 1) + " worker ranks");
       plan = make_plan(*spec);
+      const std::set<std::string> wanted = options.units_file.empty() ? std::set<std::string>{}
+                                                                       : read_units_file(options.units_file, plan);
       store = std::make_unique<Store>(Store::open_write(spec->store, spec->text, !options.units_file.empty()));
-      if (!options.units_file.empty()) restrict_plan(options.units_file, store->committed_units(), &plan);
+      if (!options.units_file.empty()) restrict_plan(wanted, store->committed_units(), &plan);
+      // A corrupt store (unit file, journal) is refused here, on every rank with exit 2, before
+      // run.json is written; the coordinator reuses this status.
+      status = plan_status(plan, store.get());
       for (const auto& e : plan.not_planned) std::fprintf(stderr, "run: skipped %s\n", e.c_str());
       record_run(*store, spec_path, options);
       payload = nlohmann::json({{"ok", true}, {"plan", plan_to_json(plan)}}).dump();
@@ -377,7 +386,7 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
   // the coordinator and one-rank groups never all-reduce, so they take no GPU context.
   const bool nccl_ok = rank != 0 && rpg > 1 && spec->runtime.device != "cpu";
   auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, nccl_ok ? "auto" : "mpi");
-  if (rank == 0) return Coordinator(*spec, plan, *store, (size - 1) / rpg, rpg, options).run();
+  if (rank == 0) return Coordinator(*spec, plan, std::move(status), *store, (size - 1) / rpg, rpg, options).run();
   return work(*spec, plan, rank, rpg, *group);
 }
 

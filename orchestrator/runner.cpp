@@ -54,9 +54,14 @@ class StopSignals {
 int run_sweep(const std::string& spec_path, const RunOptions& options) {
   const SweepSpec spec = load_spec(spec_path, options.store_override);
   Plan plan = make_plan(spec);
+  const std::set<std::string> wanted = options.units_file.empty() ? std::set<std::string>{}
+                                                                   : read_units_file(options.units_file, plan);
   Store store = Store::open_write(spec.store, spec.text, !options.units_file.empty());
-  if (!options.units_file.empty()) restrict_plan(options.units_file, store.committed_units(), &plan);
+  if (!options.units_file.empty()) restrict_plan(wanted, store.committed_units(), &plan);
   DeadlineGuard deadline(store, plan);
+  // Reads every committed unit's header and the journal: a corrupt store is refused here,
+  // before run.json or any other file of it is written.
+  const auto status = plan_status(plan, &store);
   if (auto stale = store.recovered_stale_lock(); stale && !options.quiet)
     std::fprintf(stderr, "run: recovered a stale lock (%s)\n", stale->c_str());
   configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec.runtime.threads));
@@ -64,7 +69,6 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
 
   StopSignals signals;
   record_run(store, spec_path, options);
-  const auto status = plan_status(plan, &store);
   std::size_t already = 0;
   for (const auto& p : status) already += p.state == UnitState::kDone ? 1 : 0;
   Progress progress(status.size(), already, progress_options(options));
@@ -130,20 +134,23 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   return failed.empty() && plan.not_planned.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed);
 }
 
-void restrict_plan(const std::string& path, const std::vector<std::string>& committed, Plan* plan) {
+std::set<std::string> read_units_file(const std::string& path, const Plan& plan) {
   std::set<std::string> wanted;
-  {
-    std::istringstream in(read_file(path, 64u << 20));
-    std::string line;
-    while (std::getline(in, line)) {
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-      if (!line.empty() && line[0] != '#') wanted.insert(line);
-    }
+  std::istringstream in(read_file(path, 64u << 20));
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty() && line[0] != '#') wanted.insert(line);
   }
   std::set<std::string> known;
-  for (const auto& u : plan->units) known.insert(u.id);
+  for (const auto& u : plan.units) known.insert(u.id);
   for (const auto& id : wanted)
-    if (!known.count(id)) throw InputError(path + ": unit '" + id + "' is not in this spec's plan (was the spec changed after submission?)");
+    if (!known.count(id))
+      throw InputError(path + ": unit '" + printable(id) + "' is not in this spec's plan (was the spec changed after submission?)");
+  return wanted;
+}
+
+void restrict_plan(const std::set<std::string>& wanted, const std::vector<std::string>& committed, Plan* plan) {
   const std::set<std::string> done(committed.begin(), committed.end());
   std::set<std::string> kept;
   std::vector<Unit> units;

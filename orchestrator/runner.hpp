@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,15 @@ struct RunOptions {
   std::string units_file;      // --units: run only these unit ids (one per line), shared store lock
 };
 
-// For --units: keeps the plan's units listed in `ids` and those already committed (so that
+// For --units: the unit ids listed in `path` (one per line; blank lines and # comments
+// skipped). Throws InputError when `path` cannot be read or names a unit the plan does not
+// have. Called before the store is opened, so that a bad list changes nothing.
+std::set<std::string> read_units_file(const std::string& path, const Plan& plan);
+
+// Keeps the plan's units listed in `wanted` and those already committed (so that
 // dependencies outside the list count as done); a listed unit whose dependency is neither is
-// dropped with a message in plan->not_planned. Throws InputError when `path` cannot be read
-// or names a unit the plan does not have.
-void restrict_plan(const std::string& path, const std::vector<std::string>& committed, Plan* plan);
+// dropped with a message in plan->not_planned.
+void restrict_plan(const std::set<std::string>& wanted, const std::vector<std::string>& committed, Plan* plan);
 
 // Time-limit awareness: LINSWEEP_DEADLINE (unix seconds, exported by the Slurm batch script
 // as job start + time limit − grace) is the time by which no unit may still run. A unit is

@@ -12,6 +12,8 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "slurm/batch_script.hpp"
+#include "workers/corpus/corpus.hpp"
+#include "workers/corpus/npy.hpp"
 #include "workers/model/model_config.hpp"
 
 namespace linsweep {
@@ -25,7 +27,9 @@ class Ctx {
   Ctx(std::string file) : file_(std::move(file)) {}
   [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& problem) const {
     const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
-    throw SpecError(file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + field + ": " + problem);
+    // Keys and values are quoted from the file: escaped, so that a newline in one cannot cut
+    // the message short (main prints one line).
+    throw SpecError(file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + printable(field) + ": " + printable(problem));
   }
   const std::string& file() const { return file_; }
 
@@ -312,6 +316,10 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
   if (root["store"]) spec.store = resolve_path(path, get_string(ctx, root["store"], "store"));
   if (!store_override.empty()) spec.store = store_override;
   if (spec.store.empty()) ctx.fail(root, "store", "missing (or pass --store)");
+  if (std::error_code ec; std::filesystem::exists(spec.store, ec) && !is_directory(spec.store)) {
+    if (!store_override.empty()) throw SpecError("--store " + printable(spec.store) + ": exists and is not a directory");
+    ctx.fail(root["store"], "store", "'" + spec.store + "' exists and is not a directory");
+  }
   if (root["context"]) spec.context = get_int(ctx, root["context"], "context", 2, 1 << 20);
 
   // models
@@ -368,6 +376,15 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
     static const std::set<std::string> formats = {"text", "wikitext", "lambada", "brown", "npy"};
     if (!cs.format.empty() && formats.count(cs.format) == 0)
       ctx.fail(c["format"], f + ".format", "'" + cs.format + "' is unknown (text, wikitext, lambada, brown, npy)");
+    // A token stream's header is checked now (a few bytes), so that a broken .npy fails the
+    // spec instead of every unit that reads it; text corpora are checked when tokenized.
+    if (cs.format == "npy" || (cs.format.empty() && guess_corpus_format(cs.path) == CorpusFormat::kNpy)) {
+      try {
+        check_npy_tokens(cs.path);
+      } catch (const InputError& e) {
+        ctx.fail(c["path"], f + ".path", e.what());
+      }
+    }
     spec.corpora.push_back(std::move(cs));
   }
 

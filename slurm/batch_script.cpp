@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "common/errors.hpp"
+#include "common/file_io.hpp"
 
 namespace linsweep {
 namespace {
@@ -27,7 +28,7 @@ std::string describe(unsigned char c) {
 void check_value(const std::string& v, const std::string& field, const std::string& spec_file) {
   for (unsigned char c : v)
     if (!safe_sbatch_char(c))
-      throw SpecError(spec_file + ": resources." + field + ": '" + v.substr(0, 40) + "' contains " + describe(c) +
+      throw SpecError(spec_file + ": resources." + field + ": '" + printable(v.substr(0, 40)) + "' contains " + describe(c) +
                       " (allowed: letters, digits and _.,:+=@%&|!*()[]/-)");
 }
 
@@ -44,7 +45,7 @@ std::string shell_quote(std::string_view s) {
 
 std::int64_t slurm_time_seconds(const std::string& time, const std::string& field) {
   auto bad = [&]() -> std::int64_t {
-    throw SpecError(field + ": '" + time + "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
+    throw SpecError(field + ": '" + printable(time) + "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
   };
   if (time.empty() || time.size() > 20) bad();
   std::int64_t days = 0;

@@ -67,12 +67,12 @@ std::string safe_name(const std::string& s) {
 }
 
 std::vector<std::string> write_figures(const Store& store, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw StorageError(out_dir + ": cannot create directory: " + ec.message());
+  // Every unit file read once, and first: a corrupt store must not leave an empty
+  // STORE/figures behind.
+  const std::map<std::string, Table> tables = store.read_tables();
+  make_output_dir(out_dir);
   std::vector<std::string> written;
 
-  const std::map<std::string, Table> tables = store.read_tables();  // every unit file read once
   const Table& al = tables.at("all_linear");
   for (auto& [model, series] : per_model(al, "corpus", "delta_pct", "ci_low", "ci_high")) {
     SvgChart chart("All-linear cost per layer: " + model, "layer", "Δ% perplexity (95% bootstrap interval)");

@@ -30,7 +30,9 @@ std::string journal_line(JournalEvent e, const std::string& host) {
   if (e.duration > 0) j["duration"] = e.duration;
   if (!e.error.empty()) j["error"] = e.error;
   if (e.tokens > 0) j["tokens"] = e.tokens;
-  return j.dump() + "\n";
+  // An error message may quote bytes that are not UTF-8 (a path, a corrupt file's content):
+  // replaced, not thrown on, so that recording a failure cannot itself fail.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 int open_journal(const std::string& path) {
@@ -71,19 +73,41 @@ std::vector<JournalEvent> read_journal(const std::string& path) {
   std::vector<JournalEvent> out;
   std::ifstream in(path);
   std::string line;
+  std::size_t line_no = 0;
   while (std::getline(in, line)) {
+    ++line_no;
     if (in.eof()) break;  // no trailing newline: torn by a crash mid-append
+    // A line that does not parse is crash residue (a torn append that a later one continued)
+    // and is skipped; a well-formed event with a mistyped field is not, and is refused.
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j.contains("event") || !j["event"].is_string()) continue;
+    auto bad = [&](const char* field, const char* type) {
+      throw StorageError(path + ":" + std::to_string(line_no) + ": field '" + field + "' is not " + type, ExitCode::kBadInput);
+    };
+    auto str = [&](const char* field) {
+      if (!j.contains(field)) return std::string();
+      if (!j[field].is_string()) bad(field, "a string");
+      return j[field].get<std::string>();
+    };
+    auto num = [&](const char* field) {
+      if (!j.contains(field)) return 0.0;
+      if (!j[field].is_number()) bad(field, "a number");
+      return j[field].get<double>();
+    };
+    auto integer = [&](const char* field) {
+      if (!j.contains(field)) return std::int64_t{0};
+      if (!j[field].is_number_integer()) bad(field, "an integer");
+      return j[field].get<std::int64_t>();
+    };
     JournalEvent e;
     e.event = j["event"].get<std::string>();
-    e.unit = j.value("unit", "");
-    e.host = j.value("host", "");
-    e.rank = j.value("rank", 0);
-    e.time = j.value("time", 0.0);
-    e.duration = j.value("duration", 0.0);
-    e.error = j.value("error", "");
-    e.tokens = j.value("tokens", std::int64_t{0});
+    e.unit = str("unit");
+    e.host = str("host");
+    e.rank = static_cast<int>(integer("rank"));
+    e.time = num("time");
+    e.duration = num("duration");
+    e.error = str("error");
+    e.tokens = integer("tokens");
     out.push_back(std::move(e));
   }
   return out;

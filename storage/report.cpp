@@ -391,9 +391,7 @@ std::string render_csv(const ReportTable& t) {
 }
 
 ReportFiles write_report(const std::vector<ReportTable>& tables, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir + "/csv", ec);
-  if (ec) throw StorageError(out_dir + ": cannot create directory: " + ec.message());
+  make_output_dir(out_dir + "/csv");
   ReportFiles r;
   r.markdown = render_markdown(tables);
   r.tables = tables.size();

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <system_error>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -48,11 +49,16 @@ std::string parent_of(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-// Unit ids become file names: only [A-Za-z0-9._-], not starting with '.'.
-void check_unit_id(const std::string& id) {
+// Unit ids become file names: only [A-Za-z0-9._-], not starting with '.'. `file`, when
+// given, is the file the id was read from (a stray file in units/), named in the message.
+void check_unit_id(const std::string& id, const std::string& file = "") {
   bool ok = !id.empty() && id.size() <= 200 && id[0] != '.';
   for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
-  if (!ok) throw StorageError("unit id '" + id + "' is not a safe file name", ExitCode::kBadInput);
+  if (ok) return;
+  if (!file.empty())
+    throw StorageError(printable(file) + ": not a unit file of this store (unit ids are letters, digits, '.', '-' and '_')",
+                       ExitCode::kBadInput);
+  throw StorageError("unit id '" + printable(id) + "' is not a safe file name", ExitCode::kBadInput);
 }
 
 }  // namespace
@@ -77,6 +83,15 @@ void atomic_replace(const std::string& path, const std::function<void(const std:
   }
 }
 
+void make_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) return;
+  const bool user_error = ec == std::errc::not_a_directory || ec == std::errc::file_exists;
+  throw StorageError(dir + ": cannot create directory: " + ec.message(),
+                     user_error ? ExitCode::kBadInput : ExitCode::kUnitsFailed);
+}
+
 void atomic_write_text(const std::string& path, const std::string& text) {
   atomic_replace(path, [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -95,6 +110,8 @@ Store Store::open_read(const std::string& dir) {
 Store Store::open_write(const std::string& dir, const std::string& spec_text, bool shared) {
   Store s(dir);
   std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !is_directory(dir))
+    throw StorageError(dir + ": not a directory, so not a store", ExitCode::kBadInput);
   std::filesystem::create_directories(dir, ec);
   if (ec) throw StorageError(dir + ": cannot create the store directory: " + ec.message());
   s.lock_ = std::make_unique<StoreLock>(dir, shared);
@@ -235,12 +252,12 @@ bool Store::is_committed(const std::string& unit_id) const {
 }
 
 UnitResult Store::read_unit(const std::string& unit_id) const {
-  check_unit_id(unit_id);
+  check_unit_id(unit_id, dir_ + "/units/" + unit_id + ".h5");
   return read_unit_file(dir_ + "/units/" + unit_id + ".h5");
 }
 
 std::string Store::read_unit_params(const std::string& unit_id) const {
-  check_unit_id(unit_id);
+  check_unit_id(unit_id, dir_ + "/units/" + unit_id + ".h5");
   return read_unit_params_file(dir_ + "/units/" + unit_id + ".h5");
 }
 

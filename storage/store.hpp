@@ -108,4 +108,8 @@ void atomic_replace(const std::string& path, const std::function<void(const std:
 // atomic_replace with `text` as the content.
 void atomic_write_text(const std::string& path, const std::string& text);
 
+// Creates an output directory (`tables --out`, `plot --out`) and its parents. Throws
+// StorageError, with kBadInput when the path or a parent exists and is not a directory.
+void make_output_dir(const std::string& dir);
+
 }  // namespace linsweep

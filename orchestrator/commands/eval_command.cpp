@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -111,8 +113,11 @@ void add_eval_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--corpus", args->corpus, "corpus file (or Brown directory)")->required();
   cmd->add_option("--format", args->format, "text | wikitext | lambada | brown | npy (default: from the path)");
   cmd->add_option("--start", args->start, "first token of the split in the corpus stream")->capture_default_str();
-  cmd->add_option("--tokens", args->tokens, "tokens in the split (default: the rest of the stream)");
-  cmd->add_option("--context", args->context, "window length T (default: the model's positions, at most 1024)");
+  // -1 (not given) means the rest of the stream; a negative value given by hand is a mistake, not that.
+  cmd->add_option("--tokens", args->tokens, "tokens in the split (default: the rest of the stream)")
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
+  cmd->add_option("--context", args->context, "window length T (default: the model's positions, at most 1024)")
+      ->check(CLI::Range(std::int64_t{2}, std::numeric_limits<std::int64_t>::max()));
   cmd->add_option("--batch", args->batch, "windows per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--device", args->device, "auto | cpu | cuda | cuda:N")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "compute dtype: float32 | bfloat16 | float16")->capture_default_str();

@@ -21,7 +21,7 @@ void add_resume_command(CLI::App& root, CommandAction* action) {
                 "asks Slurm first: jobs recorded in STORE/slurm that are still pending or running keep their units, and only "
                 "what no live job holds is submitted (as `submit` would), with an explanation of what will run.");
   cmd->add_option("store", *store, "store directory")->required();
-  cmd->add_option("--threads", opts->threads, "torch threads (default: as recorded, then as `run`)");
+  cmd->add_option("--threads", opts->threads, "torch threads (default: as recorded, then as `run`)")->check(CLI::Range(0, 4096));
   cmd->add_flag("--quiet", opts->quiet, "print only failures and errors");
   cmd->add_flag("--submit", *submit, "submit the missing units to Slurm instead of running them here");
   add_submit_options(cmd, sopts.get());

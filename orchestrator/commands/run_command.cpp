@@ -31,7 +31,8 @@ void add_run_command(CLI::App& root, CommandAction* action) {
              "Under mpirun -n N (N > 1), rank 0 coordinates and the other ranks form worker groups.");
   cmd->add_option("spec", *spec, "sweep spec (YAML)")->required();
   cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
-  cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)");
+  cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)")
+      ->check(CLI::Range(0, 4096));
   cmd->add_flag("--quiet", opts->quiet, "print only failures and errors (no per-unit lines, no live progress line)");
   cmd->add_option("--units", opts->units_file,
                   "run only the unit ids listed in this file (one per line; written by `linsweep submit` for split jobs); "

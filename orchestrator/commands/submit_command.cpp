@@ -1,6 +1,7 @@
 // `linsweep submit SPEC`: render the sweep's Slurm batch script(s) and submit them with sbatch.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -43,7 +44,8 @@ void add_submit_options(CLI::App* cmd, SubmitOptions* o) {
   cmd->add_option("--split", o->split, "none (one job), model (a job per model) or units:K (at most K units per job; later jobs "
                                        "wait for the jobs holding their dependencies with --dependency=afterok)")
       ->capture_default_str();
-  cmd->add_option("--max-concurrent", o->max_concurrent, "at most this many of the jobs at once (afterany chains; 0: no cap)");
+  cmd->add_option("--max-concurrent", o->max_concurrent, "at most this many of the jobs at once (afterany chains; 0: no cap)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--linsweep", o->linsweep, "linsweep binary the jobs run (default: this one)");
 }
 

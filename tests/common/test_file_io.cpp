@@ -77,3 +77,11 @@ TEST_CASE("sha256 matches the FIPS 180-4 test vectors") {
   for (int i = 0; i < 1000; ++i) h.update(a);
   CHECK(h.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");  // one million 'a'
 }
+
+TEST_CASE("printable escapes what would break a one-line message") {
+  CHECK(printable("gpu") == "gpu");
+  CHECK(printable("gpu\n#SBATCH --uid=0") == "gpu\\n#SBATCH --uid=0");
+  CHECK(printable(std::string("a\0b\tc\r", 6)) == "a\\x00b\\tc\\r");
+  CHECK(printable("Δ% ≤ 1") == "Δ% ≤ 1");                   // valid UTF-8 stays
+  CHECK(printable("\xff\xfe x \xc3\x28") == "\\xff\\xfe x \\xc3(");  // each invalid byte escaped
+}

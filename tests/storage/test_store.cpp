@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <random>
 #include <set>
@@ -47,6 +48,37 @@ TEST_CASE("good_: committed units are listed, read back and consolidated") {
   CHECK_THROWS_AS(r.commit(sample_unit("u3", 3)), StorageError);
   CHECK_THROWS_WITH(Store::open_read(dir / "absent"), Catch::Contains("not a linsweep store"));
   CHECK_THROWS_WITH(s.commit(sample_unit("../escape", 1)), Catch::Contains("not a safe file name"));
+}
+
+TEST_CASE("bad_: the journal skips torn lines but refuses a well-formed event with a mistyped field") {
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  s.commit(sample_unit("u1", 1), 1.5);
+  const std::string journal = s.dir() + "/journal.jsonl";
+  {
+    std::ofstream out(journal, std::ios::app);
+    out << "{\"event\": \"comm\n";                                     // torn, then continued
+    out << "{\"event\": \"failed\", \"unit\": \"u2\", \"error\": \"x\"}\n";
+    out << "{\"event\": \"fail";                                        // torn last line
+  }
+  REQUIRE(s.journal_events().size() == 2);
+  { std::ofstream(journal, std::ios::app) << "\n{\"event\": \"failed\", \"unit\": \"u3\", \"rank\": \"zero\"}\n"; }
+  try {
+    s.journal_events();
+    FAIL("a mistyped rank was accepted");
+  } catch (const StorageError& e) {
+    CHECK(e.exit_code() == ExitCode::kBadInput);
+    CHECK_THAT(e.what(), Catch::Contains("journal.jsonl:5: field 'rank' is not an integer"));
+  }
+}
+
+TEST_CASE("a failure message that is not UTF-8 is journaled (replaced), not thrown on") {
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  s.journal({.event = "failed", .unit = "u4", .error = "bad \xff byte"});
+  const auto events = s.journal_events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].error == "bad \xef\xbf\xbd byte");
 }
 
 TEST_CASE("a second writer is refused; a lock left by a dead process is recovered") {

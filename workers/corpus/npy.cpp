@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <regex>
+#include <span>
 
 #include "common/errors.hpp"
 #include "common/mapped_file.hpp"
@@ -14,11 +15,16 @@ namespace {
 
 constexpr std::size_t kMaxHeader = 1u << 16;
 
-}  // namespace
+struct NpyLayout {
+  char kind;                // 'i' or 'u'
+  int size;                 // bytes per element
+  bool big;                 // big-endian
+  std::uint64_t count;      // elements
+  std::size_t data_start;   // offset of the data in the file
+};
 
-std::vector<TokenId> read_npy_tokens(const std::string& path) {
-  MappedFile file(path);
-  auto b = file.bytes();
+// Validates everything but the token values; `b` is the whole file.
+NpyLayout parse_npy(std::span<const std::uint8_t> b, const std::string& path) {
   auto fail = [&](const std::string& what) { throw InputError(path + ": " + what); };
   if (b.size() < 10 || std::memcmp(b.data(), "\x93NUMPY", 6) != 0) fail("not a .npy file (bad magic)");
   const unsigned major = b[6];
@@ -74,6 +80,21 @@ std::vector<TokenId> read_npy_tokens(const std::string& path) {
   const std::uint64_t need = count * static_cast<std::uint64_t>(size);
   if (need != b.size() - data_start)
     fail(".npy data is " + std::to_string(b.size() - data_start) + " bytes but the shape needs " + std::to_string(need));
+  return {kind, size, big, count, data_start};
+}
+
+}  // namespace
+
+void check_npy_tokens(const std::string& path) {
+  MappedFile file(path);
+  parse_npy(file.bytes(), path);
+}
+
+std::vector<TokenId> read_npy_tokens(const std::string& path) {
+  MappedFile file(path);
+  const auto b = file.bytes();
+  const auto [kind, size, big, count, data_start] = parse_npy(b, path);
+  auto fail = [&](const std::string& what) { throw InputError(path + ": " + what); };
   std::vector<TokenId> out;
   out.reserve(count);
   const std::uint8_t* p = b.data() + data_start;

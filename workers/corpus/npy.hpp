@@ -15,6 +15,10 @@ namespace linsweep {
 // naming the file on any problem.
 std::vector<TokenId> read_npy_tokens(const std::string& path);
 
+// The same checks but the token values, without reading the data (cheap at any size: for
+// validating a spec before any work starts). Throws InputError naming the file.
+void check_npy_tokens(const std::string& path);
+
 // Writes a 1-D little-endian int32 .npy (for tests, benchmarks and tools). Throws InputError.
 void write_npy_tokens(const std::string& path, const std::vector<TokenId>& tokens);
 

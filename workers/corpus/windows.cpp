@@ -9,6 +9,7 @@ Windows Windows::slice(std::int64_t first, std::int64_t n) const {
   Windows w;
   w.context = context;
   w.count = n;
+  w.source = source;
   w.ids.assign(ids.begin() + first * context, ids.begin() + (first + n) * context);
   return w;
 }
@@ -29,6 +30,7 @@ Windows make_windows(const std::vector<TokenId>& stream, const Split& split, std
     throw InputError(what + ": split of " + std::to_string(split.tokens) + " tokens holds no window of " +
                      std::to_string(context));
   w.ids.assign(stream.begin() + split.start, stream.begin() + split.start + w.count * context);
+  w.source = what;
   return w;
 }
 

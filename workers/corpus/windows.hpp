@@ -20,6 +20,7 @@ struct Windows {
   std::int64_t context = 0;
   std::int64_t count = 0;
   std::vector<TokenId> ids;  // count * context
+  std::string source;        // the corpus the windows were cut from, for messages (may be empty)
   // Windows [first, first + n) as a new Windows (for batching and sharding).
   Windows slice(std::int64_t first, std::int64_t n) const;
 };

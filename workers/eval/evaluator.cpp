@@ -39,7 +39,8 @@ void check_windows(const LanguageModel& model, const Windows& windows) {
   if (T < 2) throw InputError("context must be at least 2 tokens");
   for (std::size_t i = 0; i < windows.ids.size(); ++i) {
     if (windows.ids[i] < 0 || windows.ids[i] >= cfg.vocab_size)
-      throw InputError("token id " + std::to_string(windows.ids[i]) + " at window " + std::to_string(i / T) +
+      throw InputError((windows.source.empty() ? "" : windows.source + ": ") + "token id " +
+                       std::to_string(windows.ids[i]) + " at window " + std::to_string(i / T) +
                        " is outside the model's vocabulary (" + std::to_string(cfg.vocab_size) + ")");
   }
 }

@@ -59,7 +59,7 @@ BpeTokenizer BpeTokenizer::from_vocab_merges(const std::string& vocab_path, cons
       throw InputError(merges_path + ":" + std::to_string(line_no) + ": a merge must be two symbols separated by one space");
     merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
   }
-  t.finish(merges_path, merges);
+  t.finish(vocab_path, merges_path, merges);
   return t;
 }
 
@@ -125,11 +125,12 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
       t.specials_.emplace_back(content, static_cast<TokenId>(id));
     }
   }
-  t.finish(path, merges);
+  t.finish(path, path, merges);
   return t;
 }
 
-void BpeTokenizer::finish(const std::string& source, const std::vector<std::pair<std::string, std::string>>& merges) {
+void BpeTokenizer::finish(const std::string& vocab_source, const std::string& merges_source,
+                          const std::vector<std::pair<std::string, std::string>>& merges) {
   for (const auto& [tok, id] : token_to_id_) {
     id_to_token_[id] = tok;
     id_limit_ = std::max(id_limit_, id + 1);
@@ -138,16 +139,16 @@ void BpeTokenizer::finish(const std::string& source, const std::vector<std::pair
   for (int b = 0; b < 256; ++b) {
     auto it = token_to_id_.find(bytes[static_cast<std::size_t>(b)]);
     if (it == token_to_id_.end())
-      throw InputError(source + ": vocab has no token for byte " + std::to_string(b) + " (not byte-level BPE?)");
+      throw InputError(vocab_source + ": vocab has no token for byte " + std::to_string(b) + " (not byte-level BPE?)");
     byte_ids_[b] = it->second;
   }
   if (merges.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
-    throw InputError(source + ": too many merges");
+    throw InputError(merges_source + ": too many merges");
   for (std::size_t r = 0; r < merges.size(); ++r) {
     const auto& [a, b] = merges[r];
     auto ia = token_to_id_.find(a), ib = token_to_id_.find(b), im = token_to_id_.find(a + b);
     if (ia == token_to_id_.end() || ib == token_to_id_.end() || im == token_to_id_.end())
-      throw InputError(source + ": merge " + std::to_string(r) + " ('" + a + " " + b +
+      throw InputError(merges_source + ": merge " + std::to_string(r) + " ('" + a + " " + b +
                        "') uses or makes a token missing from the vocab");
     merges_.emplace(pair_key(ia->second, ib->second), Merge{static_cast<std::int32_t>(r), im->second});
   }

@@ -48,7 +48,10 @@ class BpeTokenizer {
   static std::uint64_t pair_key(TokenId a, TokenId b) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
   }
-  void finish(const std::string& source, const std::vector<std::pair<std::string, std::string>>& merges);
+  // vocab_source / merges_source: the files named in messages (the same tokenizer.json, or
+  // vocab.json and merges.txt).
+  void finish(const std::string& vocab_source, const std::string& merges_source,
+              const std::vector<std::pair<std::string, std::string>>& merges);
   void bpe_word(std::string_view word, std::vector<TokenId>* out) const;
 
   std::unordered_map<std::string, TokenId> token_to_id_;

@@ -1,0 +1,283 @@
+#!/usr/bin/python3
+"""Writes the good_* and bad_* inputs of the bad-input catalogue (cases.tsv) into a directory.
+
+Usage: make_fixtures.py LINSWEEP_BINARY SOURCE_DIR FIXTURE_DIR
+
+Every bad_* input is a small, single-fault derivation of a good one, so that a case's error
+can only come from the fault it is named after. Model directories share the fixture weights
+through symlinks and own only the file they break. Stores are made by running the real binary
+once on good_store.yaml and then corrupting one file per copy.
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def model_dir(fx, name, src, replace=None, drop=()):
+    """A model directory: symlinks to src's files, except those replaced or dropped."""
+    d = os.path.join(fx, "models", name)
+    os.makedirs(d, exist_ok=True)
+    replace = replace or {}
+    for f in sorted(os.listdir(src)):
+        if f in replace or f in drop:
+            continue
+        os.symlink(os.path.join(src, f), os.path.join(d, f))
+    for f, data in replace.items():
+        write(os.path.join(d, f), data)
+    return d
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def safetensors_bytes(header, data, raw_header=None):
+    text = raw_header if raw_header is not None else json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def npy_bytes(descr, shape, payload, header=None):
+    if header is None:
+        header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    h = header.encode()
+    h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + payload
+
+
+def main():
+    binary, src, fx = sys.argv[1], sys.argv[2], sys.argv[3]
+    data = os.path.join(src, "tests", "data")
+    gpt2 = os.path.join(data, "models", "tiny-gpt2")
+    neox = os.path.join(data, "models", "tiny-neox")
+    shutil.rmtree(fx, ignore_errors=True)
+    os.makedirs(fx)
+
+    # ---- model directories -------------------------------------------------------------
+    config = json.load(open(os.path.join(gpt2, "config.json")))
+
+    def cfg(**changes):
+        c = dict(config)
+        for k, v in changes.items():
+            if v is None:
+                c.pop(k, None)
+            else:
+                c[k] = v
+        return json.dumps(c)
+
+    model_dir(fx, "good_gpt2", gpt2)
+    model_dir(fx, "bad_config_not_json", gpt2, {"config.json": '{"model_type": "gpt2", "n_embd": 64,'})
+    model_dir(fx, "bad_config_missing_field", gpt2, {"config.json": cfg(n_layer=None)})
+    model_dir(fx, "bad_config_wrong_type", gpt2, {"config.json": cfg(n_head="four")})
+    model_dir(fx, "bad_config_negative", gpt2, {"config.json": cfg(n_embd=-64)})
+    model_dir(fx, "bad_config_huge", gpt2, {"config.json": cfg(n_embd=1 << 40, n_head=1)})
+    model_dir(fx, "bad_config_unknown_type", gpt2, {"config.json": cfg(model_type="llama")})
+    model_dir(fx, "bad_config_missing", gpt2, drop=("config.json",))
+    model_dir(fx, "bad_pickle_only", gpt2, {"pytorch_model.bin": b"\x80\x02}q\x00."}, drop=("model.safetensors",))
+
+    header, payload = read_safetensors(os.path.join(gpt2, "model.safetensors"))
+    good_st = open(os.path.join(gpt2, "model.safetensors"), "rb").read()
+    names = [k for k in header if k != "__metadata__"]
+    first = sorted(names, key=lambda k: header[k]["data_offsets"][0])
+    a, b = first[0], first[1]
+
+    def st_with(**entries):
+        h = json.loads(json.dumps(header))
+        for k, v in entries.items():
+            if v is None:
+                h.pop(k)
+            else:
+                h[k] = v
+        return safetensors_bytes(h, payload)
+
+    def entry(name, **changes):
+        e = dict(header[name])
+        e.update(changes)
+        return e
+
+    model_dir(fx, "bad_st_truncated", gpt2, {"model.safetensors": good_st[: len(good_st) // 2]})
+    model_dir(fx, "bad_st_header_len", gpt2, {"model.safetensors": struct.pack("<Q", len(good_st)) + good_st[8:]})
+    model_dir(fx, "bad_st_header_not_json", gpt2,
+              {"model.safetensors": safetensors_bytes(None, payload, raw_header=b"{not json at all}   ")})
+    end = header[a]["data_offsets"][1]
+    model_dir(fx, "bad_st_offsets_out", gpt2,
+              {"model.safetensors": st_with(**{a: entry(a, data_offsets=[len(payload) - 4, len(payload) - 4 + end])})})
+    blen = header[b]["data_offsets"][1] - header[b]["data_offsets"][0]
+    model_dir(fx, "bad_st_overlap", gpt2,
+              {"model.safetensors": st_with(**{b: entry(b, data_offsets=[0, blen])})})
+    model_dir(fx, "bad_st_dtype", gpt2, {"model.safetensors": st_with(**{a: entry(a, dtype="F8_E4M3X")})})
+    shape = list(header[a]["shape"])
+    model_dir(fx, "bad_st_shape_bytes", gpt2,
+              {"model.safetensors": st_with(**{a: entry(a, shape=[shape[0] + 1] + shape[1:])})})
+    model_dir(fx, "bad_st_missing_tensor", gpt2, {"model.safetensors": st_with(**{a: None})})
+    # Same bytes, but the shape disagrees with config.json (a transposed Conv1D weight).
+    conv = next(k for k in names if k.endswith("mlp.c_fc.weight"))
+    cs = header[conv]["shape"]
+    model_dir(fx, "bad_st_wrong_shape", gpt2, {"model.safetensors": st_with(**{conv: entry(conv, shape=[cs[1], cs[0]])})})
+
+    # Sharded checkpoints: model.safetensors.index.json
+    index = {"metadata": {}, "weight_map": {k: "model-00001-of-00001.safetensors" for k in names}}
+    shard_files = {"model-00001-of-00001.safetensors": good_st}
+    model_dir(fx, "bad_index_not_json", gpt2, dict(shard_files, **{"model.safetensors.index.json": "{weight_map: }"}),
+              drop=("model.safetensors",))
+    missing = dict(index, weight_map=dict(index["weight_map"], **{a: "model-00002-of-00002.safetensors"}))
+    model_dir(fx, "bad_index_missing_shard", gpt2, dict(shard_files, **{"model.safetensors.index.json": json.dumps(missing)}),
+              drop=("model.safetensors",))
+    escape = dict(index, weight_map=dict(index["weight_map"], **{a: "../good_gpt2/model.safetensors"}))
+    model_dir(fx, "bad_index_path_escape", gpt2, dict(shard_files, **{"model.safetensors.index.json": json.dumps(escape)}),
+              drop=("model.safetensors",))
+
+    # Tokenizers (gpt2: vocab.json + merges.txt; neox: tokenizer.json)
+    vocab = json.load(open(os.path.join(gpt2, "vocab.json")))
+    merges = open(os.path.join(gpt2, "merges.txt"), encoding="utf-8").read().splitlines()
+    model_dir(fx, "bad_vocab_not_json", gpt2, {"vocab.json": '{"a": 1, '})
+    model_dir(fx, "bad_vocab_id_type", gpt2, {"vocab.json": json.dumps(dict(vocab, **{"Ġthe": "7"}))})
+    model_dir(fx, "bad_vocab_missing_byte", gpt2, {"vocab.json": json.dumps({k: v for k, v in vocab.items() if k != "!"})})
+    model_dir(fx, "bad_merges_one_symbol", gpt2, {"merges.txt": "\n".join(merges[:5] + ["Ġt"] + merges[5:]) + "\n"})
+    model_dir(fx, "bad_tokenizer_none", gpt2, drop=("vocab.json", "merges.txt"))
+    tok = json.load(open(os.path.join(neox, "tokenizer.json")))
+
+    def tok_with(**changes):
+        t = json.loads(json.dumps(tok))
+        for k, v in changes.items():
+            t["model"][k] = v
+        return json.dumps(t)
+
+    model_dir(fx, "bad_tokjson_not_json", neox, {"tokenizer.json": '{"model": {"vocab": '})
+    model_dir(fx, "bad_tokjson_merges_type", neox, {"tokenizer.json": tok_with(merges={"a": "b"})})
+
+    # ---- corpora -------------------------------------------------------------------------
+    c = os.path.join(fx, "corpora")
+    stream = np.load(os.path.join(data, "models", "tiny-gpt2.tokens.npy"))
+    good = np.ascontiguousarray(stream[:2048].astype("<i4"))
+    os.makedirs(c, exist_ok=True)
+    np.save(os.path.join(c, "good.npy"), good)
+    raw = open(os.path.join(c, "good.npy"), "rb").read()
+    write(os.path.join(c, "bad_magic.npy"), b"\x93NUMPZ" + raw[6:])
+    write(os.path.join(c, "bad_header.npy"), npy_bytes(None, None, good.tobytes(), header="{'shape': 'oops'}"))
+    write(os.path.join(c, "bad_dtype.npy"), npy_bytes("<f4", (2048,), good.astype("<f4").tobytes()))
+    write(os.path.join(c, "bad_truncated.npy"), raw[: len(raw) - 100])
+    ids = good.copy()
+    ids[100] = 5000  # past tiny-gpt2's 1024-token vocabulary
+    np.save(os.path.join(c, "bad_id_range.npy"), ids)
+    text = open(os.path.join(data, "tokenizer", "brown_fiction.txt"), encoding="utf-8").read()[:4000]
+    write(os.path.join(c, "good.txt"), text)
+    write(os.path.join(c, "bad_utf8.txt"), text[:500].encode() + b"\xc3\x28 broken" + text[500:800].encode())
+    write(os.path.join(c, "wiki.test.raw"), (" \n = Title = \n \n" + text[:1000] + "\n").encode() + b"\xed\xa0\x80\n")
+    write(os.path.join(c, "bad_lambada.jsonl"), '{"text": "a fine line"}\n{"text": "unterminated\n')
+    write(os.path.join(c, "brown_empty", "README"), "no Brown files here\n")
+    write(os.path.join(c, "brown_bad", "ca01"), b"The/at Fulton/np-tl \xff\xfeCounty/nn-tl\n")
+    write(os.path.join(c, "brown_blank", "ca01"), "\n   \n\t\n")
+
+    # ---- specs ---------------------------------------------------------------------------
+    s = os.path.join(fx, "specs")
+    os.makedirs(s)
+    base = {
+        "store": "../stores/never",
+        "context": 16,
+        "models": [{"name": "tiny-gpt2", "path": "../models/good_gpt2"}],
+        "corpora": [{"name": "stream", "path": "../corpora/good.npy", "format": "npy"}],
+        "splits": {"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 256}},
+        "layers": [0],
+        "experiments": {"fit": {"lambda": [0.1]}, "all_linear": {"bootstrap": 20}},
+        "runtime": {"device": "cpu", "retries": 0},
+        "resources": {"nodes": 1, "tasks_per_node": 1, "time": "00:10:00"},
+    }
+
+    def spec(name, text=None, **changes):
+        if text is None:
+            d = json.loads(json.dumps(base))
+            for k, v in changes.items():
+                if v is None:
+                    d.pop(k)
+                else:
+                    d[k] = v
+            text = json.dumps(d, indent=1)  # JSON is YAML; one key per line keeps line numbers useful
+        write(os.path.join(s, name + ".yaml"), text)
+
+    spec("good_store", store="../stores/good")
+    spec("good")
+    spec("bad_syntax", text="store: x\nmodels: [{name: a, path: b}\ncorpora: [\n")
+    spec("bad_unknown_key", modelz=[])
+    spec("bad_layers_range", layers=[0, 7])
+    spec("bad_unknown_experiment", experiments={"fit": {}, "linearize_everything": {}})
+    spec("bad_unknown_param", experiments={"fit": {"lambda": [0.1], "lamda": 2}})
+    spec("bad_model_arch", models=[{"name": "m", "path": "../models/bad_config_unknown_type"}])
+    spec("bad_model_missing", models=[{"name": "m", "path": "../models/nowhere"}])
+    spec("bad_corpus_format", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "parquet"}])
+    spec("bad_splits_overlap", splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 128, "tokens": 256}})
+    spec("bad_resources_partition", resources={"nodes": 1, "partition": "gpu\n#SBATCH --uid=0"})
+    spec("bad_resources_account", resources={"nodes": 1, "account": "proj; rm -rf ~"})
+    spec("bad_resources_time", resources={"nodes": 1, "time": "forever"})
+    write(os.path.join(s, "bad_invalid_utf8.yaml"), b"store: x\ncontext: 16 # \xff\xfe\n")
+    spec("bad_key_newline", text=json.dumps(dict(base, **{"mod\nels": []}), indent=1))
+    spec("bad_corpus_format_newline", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "npy\n#SBATCH x"}])
+    spec("bad_corpus_npy", corpora=[{"name": "c", "path": "../corpora/bad_magic.npy", "format": "npy"}])
+
+    # ---- stores --------------------------------------------------------------------------
+    env = dict(os.environ, LINSWEEP_THREADS="1")
+    r = subprocess.run([binary, "run", os.path.join(s, "good_store.yaml"), "--quiet"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit("make_fixtures: the good store did not build: " + r.stderr)
+    stores = os.path.join(fx, "stores")
+    good_store = os.path.join(stores, "good")
+    units = sorted(os.listdir(os.path.join(good_store, "units")))
+    assert units, "the good store has no unit files"
+
+    def store(name, mutate):
+        d = os.path.join(stores, name)
+        shutil.copytree(good_store, d, symlinks=True)
+        mutate(d)
+
+    def unit_path(d):
+        return os.path.join(d, "units", units[-1])
+
+    def truncate_unit(d):
+        p = unit_path(d)
+        b = open(p, "rb").read()
+        write(p, b[: len(b) // 3])
+
+    store("bad_unit_truncated", truncate_unit)
+    store("bad_unit_not_h5", lambda d: write(unit_path(d), "this is not HDF5\n" * 20))
+    store("bad_store_json", lambda d: write(os.path.join(d, "store.json"), '{"format": "linsweep-store", '))
+    store("bad_run_json", lambda d: write(os.path.join(d, "run.json"), "{\"spec\": "))
+    store("bad_run_json_gone", lambda d: write(os.path.join(d, "run.json"), json.dumps({"spec": "/nonexistent/spec.yaml"})))
+    store("bad_store_h5", lambda d: write(os.path.join(d, "store.h5"), b"\x89HDF\r\n\x1a\n" + b"\0" * 40))
+    # A well-formed JSON line with a mistyped field is not crash residue (a torn line is skipped).
+    store("bad_journal_types", lambda d: open(os.path.join(d, "journal.jsonl"), "a").write(
+        json.dumps({"event": "failed", "unit": units[0][:-3], "host": "h", "rank": "zero", "time": 1.0, "error": "x"}) + "\n"))
+    store("bad_unit_newer", lambda d: newer_unit(unit_path(d)))
+    store("bad_unit_stray_name", lambda d: shutil.copy(unit_path(d), os.path.join(d, "units", "evil name;.h5")))
+
+    # ---- units files (run --units) ---------------------------------------------------------
+    write(os.path.join(fx, "units", "unknown.txt"), "fit-000000000000000000000000\n")
+    write(os.path.join(fx, "units", "binary.txt"), b"\x00\xff\xfe\x01garbage\n")
+    write(os.path.join(fx, "units", "path.txt"), "../../etc/passwd\n")
+
+    # ---- misc ----------------------------------------------------------------------------
+    write(os.path.join(fx, "text", "bad_utf8.txt"), b"hello \xe2\x82 world\n")
+    write(os.path.join(fx, "text", "good.txt"), "hello world\n")
+
+
+def newer_unit(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        f.attrs["schema_version"] = np.int64(99)
+
+
+if __name__ == "__main__":
+    main()
