@@ -5,13 +5,17 @@
 
 #include <cstdint>
 
+#include "experiments/pca.hpp"
+
 namespace linsweep {
 
 struct LogisticOptions {
   double c = 1.0;            // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
   double tol = 1e-10;        // stop when the objective's largest gradient entry is ≤ tol
   std::int64_t max_iter = 100;
-  bool float32_hessian = true;  // Hessian GEMM and products in float32: only the step is approximate, not the optimum
+  // The preconditioner's Hessian GEMM in bfloat16 (or float32 where the CPU has no bfloat16
+  // GEMM) rather than float64; products, gradients and the optimum stay float64.
+  bool reduced_precision_gram = true;
 };
 
 struct LogisticModel {
@@ -22,7 +26,7 @@ struct LogisticModel {
   bool converged = false;   // gradient_max ≤ tol
 };
 
-// Fits on x [n, d] (float64, already standardised) and labels y [n] (0/1, any dtype). Newton
+// Fits on x [n, d] (any float dtype, used as given) and labels y [n] (0/1, any dtype). Newton
 // steps (solved by conjugate gradients preconditioned with a Hessian formed once, re-formed when
 // the solves slow down) with a backtracking line search on the exact objective, or, once the
 // objective no longer resolves progress, on the gradient. Stops when ‖∇‖∞ ≤ tol, after
@@ -30,6 +34,11 @@ struct LogisticModel {
 // `gradient_max` say which, and the caller decides. Works with one class present (the
 // intercept grows until the tolerance stops it). Throws InputError on shape mismatch or n = 0.
 LogisticModel fit_logistic(const at::Tensor& x, const at::Tensor& y, const LogisticOptions& options = {});
+// The same fit on the standardised (x − scaler.mean) / scaler.scale, without forming it: each
+// product centres and scales x's own elements in float64 (x float32 is read as it is; no copy
+// of x in float64 is made). The solution is in the standardised space.
+LogisticModel fit_logistic(const at::Tensor& x, const Standardizer& scaler, const at::Tensor& y,
+                           const LogisticOptions& options = {});
 
 // Decision values x·w + b [n] float64 (probability = σ of it).
 at::Tensor logistic_logits(const LogisticModel& m, const at::Tensor& x);
