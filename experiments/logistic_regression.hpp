@@ -13,9 +13,11 @@ struct LogisticOptions {
   double c = 1.0;            // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
   double tol = 1e-10;        // stop when the objective's largest gradient entry is ≤ tol
   std::int64_t max_iter = 100;
-  // The preconditioner's Hessian GEMM in bfloat16 (or float32 where the CPU has no bfloat16
-  // GEMM) rather than float64; products, gradients and the optimum stay float64.
-  bool reduced_precision_gram = true;
+  // Newton steps from reduced precision: the preconditioner's Hessian GEMM in bfloat16 (float32
+  // where the CPU has no bfloat16 GEMM) and the Hessian-vector products on a float16 copy of
+  // the rows (AVX-512; float64 elsewhere). false: both in float64. The gradient, the objective
+  // and so the optimum are float64 either way.
+  bool reduced_precision = true;
 };
 
 struct LogisticModel {
@@ -34,9 +36,9 @@ struct LogisticModel {
 // `gradient_max` say which, and the caller decides. Works with one class present (the
 // intercept grows until the tolerance stops it). Throws InputError on shape mismatch or n = 0.
 LogisticModel fit_logistic(const at::Tensor& x, const at::Tensor& y, const LogisticOptions& options = {});
-// The same fit on the standardised (x − scaler.mean) / scaler.scale, without forming it: each
-// product centres and scales x's own elements in float64 (x float32 is read as it is; no copy
-// of x in float64 is made). The solution is in the standardised space.
+// The same fit on the standardised (x − scaler.mean) / scaler.scale, without forming it in
+// float64: the gradient's products centre and scale x's own float32 (or float64) elements in
+// float64. The solution is in the standardised space.
 LogisticModel fit_logistic(const at::Tensor& x, const Standardizer& scaler, const at::Tensor& y,
                            const LogisticOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <c10/util/Half.h>
 
 #include <algorithm>
 #include <bit>
@@ -145,6 +146,47 @@ template <class T, class Out>
   }
   standardize_generic(x + j, mu + j, inv + j, w, out + j, d - j);
 }
+
+// Standardised row as float16 (round to nearest even).
+template <class T>
+[[gnu::target("avx512f")]] void standardize_half_avx512(const T* x, const double* mu, const double* inv, std::uint16_t* out,
+                                                        std::int64_t d) {
+  std::int64_t j = 0;
+  for (; j + 16 <= d; j += 16) {
+    const __m512d lo = _mm512_mul_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), _mm512_loadu_pd(inv + j));
+    const __m512d hi = _mm512_mul_pd(_mm512_sub_pd(load8(x + j + 8), _mm512_loadu_pd(mu + j + 8)), _mm512_loadu_pd(inv + j + 8));
+    const __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
+                                                          _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; j < d; ++j) {
+    const float f = static_cast<float>((static_cast<double>(x[j]) - mu[j]) * inv[j]);
+    out[j] = c10::Half(f).x;
+  }
+}
+
+[[gnu::target("avx512f")]] inline __m512 load16h(const std::uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// acc[0..d) += Σ_rows s_i·(h_i·u + bias)·h_i over float16 rows h (d a multiple of 16), float32.
+[[gnu::target("avx512f")]] void half_gram_rows_avx512(const std::uint16_t* h, std::int64_t rows, std::int64_t d, const float* u,
+                                                      float bias, const double* s, float* acc, double* acc_bias) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::uint16_t* row = h + i * d;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    std::int64_t j = 0;
+    for (; j + 32 <= d; j += 32) {
+      a0 = _mm512_fmadd_ps(load16h(row + j), _mm512_loadu_ps(u + j), a0);
+      a1 = _mm512_fmadd_ps(load16h(row + j + 16), _mm512_loadu_ps(u + j + 16), a1);
+    }
+    for (; j < d; j += 16) a0 = _mm512_fmadd_ps(load16h(row + j), _mm512_loadu_ps(u + j), a0);
+    const float t = static_cast<float>(s[i]) * (_mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) + bias);
+    const __m512 tv = _mm512_set1_ps(t);
+    for (j = 0; j < d; j += 16) _mm512_storeu_ps(acc + j, _mm512_fmadd_ps(load16h(row + j), tv, _mm512_loadu_ps(acc + j)));
+    *acc_bias += t;
+  }
+}
 #endif
 
 // ---- dispatch -------------------------------------------------------------------------------
@@ -245,6 +287,21 @@ at::Tensor gram_float32(const at::Tensor& a) {
   return h;
 }
 
+// AᵀA of a row-major bfloat16 [n, m] by oneDNN (AMX where present; bfloat16 result): the two
+// diagonal blocks of column halves and one off-diagonal block, mirrored (3 of 4 products).
+at::Tensor gram_bfloat16(const at::Tensor& a) {
+  const std::int64_t m = a.size(1), half = m / 2;
+  if (half < 64) return at::mm(a.t(), a);
+  const at::Tensor left = a.slice(1, 0, half), right = a.slice(1, half, m);
+  at::Tensor h = at::empty({m, m}, a.options());
+  h.slice(0, 0, half).slice(1, 0, half).copy_(at::mm(left.t(), left));
+  h.slice(0, half, m).slice(1, half, m).copy_(at::mm(right.t(), right));
+  const at::Tensor off = at::mm(left.t(), right);
+  h.slice(0, 0, half).slice(1, half, m).copy_(off);
+  h.slice(0, half, m).slice(1, 0, half).copy_(off.t());
+  return h;
+}
+
 }  // namespace
 
 void column_moments(const at::Tensor& x_in, at::Tensor* mean, at::Tensor* variance) {
@@ -308,6 +365,32 @@ at::Tensor StandardizedRows::transposed_times(const at::Tensor& r_in) const {
   return as_tensor(acc);
 }
 
+at::Tensor StandardizedRows::times_then_transposed(const at::Tensor& v_in,
+                                                   const std::function<double(std::int64_t, double)>& residual,
+                                                   at::Tensor* product) const {
+  const at::Tensor v = v_in.to(at::kDouble).contiguous();
+  const at::Tensor u = (v.slice(0, 0, d_) * inv_scale_).contiguous();
+  const double bias = v[d_].item<double>();
+  *product = at::empty({n_}, v.options());
+  double* out = product->data_ptr<double>();
+  std::vector<double> acc;
+  AT_DISPATCH_FLOATING_TYPES(x_.scalar_type(), "standardized_times_then_transposed", [&] {
+    const scalar_t* p = x_.data_ptr<scalar_t>();
+    const double *mu = mean_.data_ptr<double>(), *up = u.data_ptr<double>();
+    acc = block_sum(n_, d_ + 1, [&](std::int64_t r0, std::int64_t r1, double* a) {
+      for (std::int64_t i = r0; i < r1; ++i) {
+        out[i] = dot(p + i * d_, mu, up, d_) + bias;
+        const double r = residual(i, out[i]);
+        axpy(p + i * d_, mu, r, a, d_);
+        a[d_] += r;
+      }
+    });
+  });
+  const double* inv = inv_scale_.data_ptr<double>();
+  for (std::int64_t j = 0; j < d_; ++j) acc[static_cast<std::size_t>(j)] *= inv[j];
+  return as_tensor(acc);
+}
+
 at::Tensor StandardizedRows::weighted_gram_times(const at::Tensor& s_in, const at::Tensor& v_in) const {
   const at::Tensor s = s_in.to(at::kDouble).contiguous(), v = v_in.to(at::kDouble).contiguous();
   const at::Tensor u = (v.slice(0, 0, d_) * inv_scale_).contiguous();
@@ -327,6 +410,39 @@ at::Tensor StandardizedRows::weighted_gram_times(const at::Tensor& s_in, const a
   const double* inv = inv_scale_.data_ptr<double>();
   for (std::int64_t j = 0; j < d_; ++j) acc[static_cast<std::size_t>(j)] *= inv[j];
   return as_tensor(acc);
+}
+
+at::Tensor StandardizedRows::approximate_gram_times(const at::Tensor& s_in, const at::Tensor& v_in) {
+#if LINSWEEP_AVX512
+  if (!has_avx512()) return weighted_gram_times(s_in, v_in);
+  const std::int64_t padded = (d_ + 15) / 16 * 16;  // whole 16-lane steps; the padding is zero
+  if (!half_.defined()) {
+    half_ = at::zeros({n_, padded}, x_.options().dtype(at::kHalf));
+    AT_DISPATCH_FLOATING_TYPES(x_.scalar_type(), "standardized_half", [&] {
+      const scalar_t* p = x_.data_ptr<scalar_t>();
+      const double *mu = mean_.data_ptr<double>(), *inv = inv_scale_.data_ptr<double>();
+      auto* out = reinterpret_cast<std::uint16_t*>(half_.data_ptr<at::Half>());
+      at::parallel_for(0, n_, kMinBlockRows, [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t i = r0; i < r1; ++i) standardize_half_avx512(p + i * d_, mu, inv, out + i * padded, d_);
+      });
+    });
+  }
+  const at::Tensor s = s_in.to(at::kDouble).contiguous(), v = v_in.to(at::kDouble).contiguous();
+  std::vector<float> u(static_cast<std::size_t>(padded), 0.0f);
+  const double* vp = v.data_ptr<double>();
+  for (std::int64_t j = 0; j < d_; ++j) u[static_cast<std::size_t>(j)] = static_cast<float>(vp[j]);
+  const auto bias = static_cast<float>(vp[d_]);
+  const auto* h = reinterpret_cast<const std::uint16_t*>(half_.data_ptr<at::Half>());
+  const double* sp = s.data_ptr<double>();
+  std::vector<double> acc = block_sum(n_, d_ + 1, [&](std::int64_t r0, std::int64_t r1, double* a) {
+    std::vector<float> block(static_cast<std::size_t>(padded), 0.0f);  // a block's sum in float32, then float64
+    half_gram_rows_avx512(h + r0 * padded, r1 - r0, padded, u.data(), bias, sp + r0, block.data(), a + d_);
+    for (std::int64_t j = 0; j < d_; ++j) a[j] += block[static_cast<std::size_t>(j)];
+  });
+  return as_tensor(acc);
+#else
+  return weighted_gram_times(s_in, v_in);
+#endif
 }
 
 at::Tensor StandardizedRows::weighted_gram(const at::Tensor& s_in, GramPrecision precision) const {
@@ -353,7 +469,7 @@ at::Tensor StandardizedRows::weighted_gram(const at::Tensor& s_in, GramPrecision
   });
   at::Tensor block;
   if (bf16)
-    block = at::mm(copy.t(), copy);  // oneDNN (AMX where present); bfloat16 result
+    block = gram_bfloat16(copy);
   else if (copy_type == at::kFloat)
     block = gram_float32(copy);
   else

@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 
 namespace linsweep {
 
@@ -34,8 +35,17 @@ class StandardizedRows {
 
   at::Tensor times(const at::Tensor& v) const;             // Xa·v: v [d+1] -> [n]
   at::Tensor transposed_times(const at::Tensor& r) const;  // Xaᵀ·r: r [n] -> [d+1]
+  // Xa·v into *product and Xaᵀ·r with r_i = residual(i, (Xa·v)_i), in one pass over X (each
+  // row's dot product, then its update from cache). `residual` is called from several threads.
+  at::Tensor times_then_transposed(const at::Tensor& v, const std::function<double(std::int64_t, double)>& residual,
+                                   at::Tensor* product) const;
   // Xaᵀ·diag(s)·Xa·v in one pass over X (each row's dot product and its update from cache).
   at::Tensor weighted_gram_times(const at::Tensor& s, const at::Tensor& v) const;
+  // The same product from a float16 copy of the standardised rows (half the bytes of float32
+  // rows; each element to 2⁻¹¹ relative, |values| ≤ √n always fit), in float32 arithmetic: an
+  // approximate Hessian for Newton steps. The copy is made by the first call (AVX-512 only;
+  // elsewhere this is weighted_gram_times).
+  at::Tensor approximate_gram_times(const at::Tensor& s, const at::Tensor& v);
   // Xaᵀ·diag(s)·Xa [d+1, d+1] float64, s ≥ 0. kReduced rounds √s·(X − mean)/scale to bfloat16
   // (or float32) for the d×d block's GEMM; the ones column's row and corner are float64 sums.
   at::Tensor weighted_gram(const at::Tensor& s, GramPrecision precision) const;
@@ -43,6 +53,7 @@ class StandardizedRows {
  private:
   at::Tensor x_;                    // [n, d] float32 or float64, contiguous
   at::Tensor mean_, inv_scale_;     // [d] float64, contiguous
+  at::Tensor half_;                 // [n, d] float16 standardised rows, once approximate_gram_times ran
   std::int64_t n_ = 0, d_ = 0;
 };
 

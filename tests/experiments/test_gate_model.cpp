@@ -40,7 +40,7 @@ TEST_CASE("good_: Newton's solution zeroes the gradient of Σ logloss + ½‖w�
   for (bool reduced : {true, false}) {
     auto [x, y] = synthetic(2000, 20, 1);
     LogisticOptions opt;
-    opt.reduced_precision_gram = reduced;
+    opt.reduced_precision = reduced;
     const LogisticModel m = fit_logistic(x, y, opt);
     CHECK(m.converged);
     CHECK(m.iterations < 30);

@@ -44,6 +44,9 @@ TEST_CASE("good_: standardised-row products match an explicit float64 standardis
     CHECK(max_rel(rows.transposed_times(r), xa.t().mv(r)) < 1e-12);
     const at::Tensor hv = xa.t().mv(s * xa.mv(v));
     CHECK(max_rel(rows.weighted_gram_times(s, v), hv) < 1e-12);
+    StandardizedRows copy_holder(x, mean, scale);
+    CHECK(max_rel(copy_holder.approximate_gram_times(s, v), hv) < 5e-3);  // float16 rows
+    CHECK(max_rel(copy_holder.approximate_gram_times(s, v), hv) < 5e-3);  // the kept copy
 
     const at::Tensor h = xa.t().mm(s.unsqueeze(1) * xa);
     CHECK(max_rel(rows.weighted_gram(s, GramPrecision::kFloat64), h) < 1e-12);
