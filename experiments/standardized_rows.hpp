@@ -1,7 +1,8 @@
 // Products with a standardised design matrix Xa = [(X − mean)/scale, 1] computed from X's own
 // elements, so that a logistic regression on standardised float32 activations never holds a
-// float64 copy of them: every product is float64-accurate (each element is centred and scaled
-// in float64 before it is multiplied), and reads the float32 rows once.
+// float64 copy of them: the exact products are float64-accurate (each element is centred and
+// scaled in float64 before it is multiplied) and read the float32 rows once;
+// approximate_gram_times and weighted_gram trade precision for speed, as each says.
 #pragma once
 
 #include <ATen/core/Tensor.h>
