@@ -80,12 +80,13 @@ std::string GateVariant::name() const {
 Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::Tensor& labels, const GateTraining& opt) {
   Gate g;
   g.variant_ = variant;
-  at::Tensor xs;  // standardised float64 copy of x
-  g.scaler_ = fit_standardizer(x_in.to(at::kCPU), &xs);
+  const at::Tensor x = x_in.to(at::kCPU);
   const at::Tensor y = labels.to(at::kCPU, at::kDouble);
+  at::Tensor xs;  // standardised float64 copy of x, for pca:K and mlp:H (linear never forms it)
+  g.scaler_ = fit_standardizer(x, variant.kind == GateVariant::Kind::kLinear ? nullptr : &xs);
   switch (variant.kind) {
     case GateVariant::Kind::kLinear:
-      g.logistic_ = fit_logistic(xs, y, opt.logistic);
+      g.logistic_ = fit_logistic(x, g.scaler_, y, opt.logistic);
       break;
     case GateVariant::Kind::kPca:
       g.pca_ = fit_pca(xs, variant.size);

@@ -5,13 +5,19 @@
 
 #include <cstdint>
 
+#include "experiments/pca.hpp"
+
 namespace linsweep {
 
 struct LogisticOptions {
   double c = 1.0;            // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
   double tol = 1e-10;        // stop when the objective's largest gradient entry is ≤ tol
   std::int64_t max_iter = 100;
-  bool float32_hessian = true;  // Hessian GEMM and products in float32: only the step is approximate, not the optimum
+  // Newton steps from reduced precision: the preconditioner's Hessian GEMM in bfloat16 (float32
+  // where the CPU has no bfloat16 GEMM) and the Hessian-vector products on a float16 copy of
+  // the rows (AVX-512; float64 elsewhere). false: both in float64. The gradient, the objective
+  // and so the optimum are float64 either way.
+  bool reduced_precision = true;
 };
 
 struct LogisticModel {
@@ -22,7 +28,7 @@ struct LogisticModel {
   bool converged = false;   // gradient_max ≤ tol
 };
 
-// Fits on x [n, d] (float64, already standardised) and labels y [n] (0/1, any dtype). Newton
+// Fits on x [n, d] (any float dtype, used as given) and labels y [n] (0/1, any dtype). Newton
 // steps (solved by conjugate gradients preconditioned with a Hessian formed once, re-formed when
 // the solves slow down) with a backtracking line search on the exact objective, or, once the
 // objective no longer resolves progress, on the gradient. Stops when ‖∇‖∞ ≤ tol, after
@@ -30,6 +36,11 @@ struct LogisticModel {
 // `gradient_max` say which, and the caller decides. Works with one class present (the
 // intercept grows until the tolerance stops it). Throws InputError on shape mismatch or n = 0.
 LogisticModel fit_logistic(const at::Tensor& x, const at::Tensor& y, const LogisticOptions& options = {});
+// The same fit on the standardised (x − scaler.mean) / scaler.scale, without forming it in
+// float64: the gradient's products centre and scale x's own float32 (or float64) elements in
+// float64. The solution is in the standardised space.
+LogisticModel fit_logistic(const at::Tensor& x, const Standardizer& scaler, const at::Tensor& y,
+                           const LogisticOptions& options = {});
 
 // Decision values x·w + b [n] float64 (probability = σ of it).
 at::Tensor logistic_logits(const LogisticModel& m, const at::Tensor& x);

@@ -6,21 +6,21 @@
 #include <algorithm>
 
 #include "common/errors.hpp"
+#include "experiments/standardized_rows.hpp"
 
 namespace linsweep {
 
 at::Tensor Standardizer::apply(const at::Tensor& x) const { return (x.to(at::kDouble) - mean) / scale; }
 
-Standardizer fit_standardizer(const at::Tensor& x_in, at::Tensor* standardized) {
-  // One float64 copy of x; mean and population variance in one pass over it (Welford), and
-  // the copy is then standardised in place when the caller wants it.
-  at::Tensor x = x_in.to(at::kDouble, /*non_blocking=*/false, /*copy=*/standardized != nullptr);
+Standardizer fit_standardizer(const at::Tensor& x, at::Tensor* standardized) {
+  // Moments from x's own elements (two float64 passes, no copy); the float64 standardised copy
+  // only when the caller wants it.
   Standardizer s;
-  auto [var, mean] = at::var_mean(x, {0}, /*correction=*/0, /*keepdim=*/false);
-  s.mean = mean;
+  at::Tensor var;
+  column_moments(x, &s.mean, &var);
   s.scale = var.sqrt();
   s.scale = at::where(s.scale == 0, at::ones_like(s.scale), s.scale);
-  if (standardized) *standardized = x.sub_(s.mean).div_(s.scale);
+  if (standardized) *standardized = x.to(at::kCPU, at::kDouble, /*non_blocking=*/false, /*copy=*/true).sub_(s.mean).div_(s.scale);
   return s;
 }
 

@@ -14,8 +14,8 @@ struct Standardizer {
   at::Tensor scale;  // [d] float64
   at::Tensor apply(const at::Tensor& x) const;  // (x − mean) / scale, float64
 };
-// When `standardized` is given, also sets it to apply(x), computed in the one float64 copy of
-// x that the fit makes (x itself is never modified).
+// x [n ≥ 1, d] on the CPU, any float dtype; the moments are float64 (column_moments). When
+// `standardized` is given, also sets it to apply(x), one float64 copy of x standardised in place.
 Standardizer fit_standardizer(const at::Tensor& x, at::Tensor* standardized = nullptr);
 
 // Principal components of centred x [n, d] (float64): the top k eigenvectors of the sample

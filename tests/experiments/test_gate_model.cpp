@@ -37,10 +37,10 @@ TEST_CASE("good_ and bad_: gate variant names") {
 }
 
 TEST_CASE("good_: Newton's solution zeroes the gradient of Σ logloss + ½‖w‖² (intercept unpenalised)") {
-  for (bool f32 : {true, false}) {
+  for (bool reduced : {true, false}) {
     auto [x, y] = synthetic(2000, 20, 1);
     LogisticOptions opt;
-    opt.float32_hessian = f32;
+    opt.reduced_precision = reduced;
     const LogisticModel m = fit_logistic(x, y, opt);
     CHECK(m.converged);
     CHECK(m.iterations < 30);
