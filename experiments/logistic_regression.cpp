@@ -69,11 +69,25 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const Standardizer& scaler, c
     const at::Tensor p = at::sigmoid(z);
     const at::Tensor s = p * (1 - p);
     if (!precond.defined()) {
-      at::Tensor hessian = xa.weighted_gram(s, precision);
-      hessian.diagonal().add_(penalty);
-      // A tiny ridge keeps the intercept's row positive definite when every p saturates.
-      hessian.diagonal().add_(1e-12 * (1.0 + hessian.diagonal().abs().max().item<double>()));
-      precond = at::linalg_cholesky(hessian);
+      // The reduced-precision Gram can lose positive definiteness when columns are nearly
+      // dependent (LayerNorm outputs are: their sum is almost constant, like the intercept's
+      // column): then the float64 Gram, and if even that fails, a growing ridge. Any positive
+      // definite matrix is a valid preconditioner; only the CG iteration count depends on it.
+      for (GramPrecision prec : {precision, GramPrecision::kFloat64}) {
+        at::Tensor hessian = xa.weighted_gram(s, prec);
+        hessian.diagonal().add_(penalty);
+        const double scale = 1.0 + hessian.diagonal().abs().max().item<double>();
+        // A tiny ridge keeps the intercept's row positive definite when every p saturates.
+        for (double ridge = 1e-12; ridge <= 1e-2 && !precond.defined(); ridge *= 100) {
+          at::Tensor h = hessian.clone();
+          h.diagonal().add_(ridge * scale);
+          auto [factor, info] = at::linalg_cholesky_ex(h);
+          if (info.item<std::int64_t>() == 0) precond = factor;
+          if (prec != GramPrecision::kFloat64 && !precond.defined()) break;  // try float64 first
+        }
+        if (precond.defined()) break;
+      }
+      if (!precond.defined()) throw InputError("logistic regression: the Hessian has no Cholesky factor even with a ridge");
     }
     // Newton step: H·step = grad with H = Xaᵀ·S·Xa + diag(penalty) applied as products (with a
     // float16 copy of Xa by default, elements to 2⁻¹¹: the step is that much less exact, the

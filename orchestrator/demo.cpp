@@ -375,14 +375,20 @@ int run_demo(const DemoOptions& o) {
   const ChildExit sweep = run_foreground(argv, env);
   const double t_sweep = now_seconds();
   report["sweep_exit"] = sweep.code;
+  report["sweep_signal"] = sweep.signal;
+  // With --json the summary is printed whatever the outcome, so a script sees the phases that ran.
+  auto stop_here = [&](int code) {
+    if (o.json) std::printf("%s\n", report.dump().c_str());
+    return code;
+  };
   if (sweep.signal != 0 || sweep.code == static_cast<int>(ExitCode::kInterrupted)) {
     say(fmt::format("interrupted during the sweep after {}; committed units are kept in {}. Run the demo again to continue.",
                     duration_text(t_sweep - t_start), p.store));
-    return static_cast<int>(ExitCode::kInterrupted);
+    return stop_here(static_cast<int>(ExitCode::kInterrupted));
   }
   if (sweep.code != 0) {
     say(fmt::format("the sweep failed (exit {}); see `linsweep status {}` and {}/logs", sweep.code, p.store, p.store));
-    return sweep.code == static_cast<int>(ExitCode::kBadInput) ? sweep.code : 1;
+    return stop_here(sweep.code == static_cast<int>(ExitCode::kBadInput) ? sweep.code : 1);
   }
 
   // 4. Tables and figures.

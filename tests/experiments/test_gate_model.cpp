@@ -54,6 +54,24 @@ TEST_CASE("good_: Newton's solution zeroes the gradient of Σ logloss + ½‖w�
   CHECK_THROWS_AS(fit_logistic(at::zeros({0, 3}, at::kDouble), at::zeros({0}, at::kDouble)), InputError);
 }
 
+TEST_CASE("good_: a linear gate on LayerNorm-like rows (features summing to a constant) trains") {
+  // Each row is standardised across its features, then scaled and shifted like a LayerNorm
+  // output, so the features are linearly dependent with the intercept's column. The
+  // reduced-precision preconditioner lost positive definiteness on such rows from the demo's
+  // models (d = 48, n ≈ 4,300); the fit must fall back rather than fail.
+  at::manual_seed(3);
+  const std::int64_t n = 4300, d = 48;
+  const at::Tensor z = at::randn({n, d});
+  const at::Tensor x = ((z - z.mean(1, true)) / z.std(1, false, true)) * 0.8 + 0.3;  // float32 [n, d]
+  const at::Tensor y = (x.select(1, 0) + 0.5 * x.select(1, 1) + 0.3 * at::randn({n}) > 0).to(at::kDouble);
+  const Gate g = Gate::train(GateVariant::parse("linear"), x, y, GateTraining{});
+  const at::Tensor logits = g.logits(x);
+  CHECK(at::isfinite(logits).all().item<bool>());
+  // It separates the classes about as well as the planted rule allows.
+  const double accuracy = ((logits > 0).to(at::kDouble) == y).to(at::kDouble).mean().item<double>();
+  CHECK(accuracy > 0.8);
+}
+
 TEST_CASE("good_: every gate variant round-trips through a unit's arrays with identical logits") {
   auto [x, y] = synthetic(600, 12, 2);
   UnitResult unit;
