@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -20,20 +21,26 @@ extern char** environ;
 namespace linsweep {
 namespace {
 
-// Ignores the terminal's stop signals for its lifetime, then restores them.
-class IgnoreTerminalSignals {
+// The terminal's stop signals that arrived while a child ran (a handler can only set a flag).
+volatile std::sig_atomic_t g_received = 0;
+extern "C" void on_terminal_signal(int sig) { g_received = sig; }
+
+// Records the terminal's stop signals for its lifetime instead of dying of them, then
+// restores the previous dispositions.
+class RecordTerminalSignals {
  public:
-  IgnoreTerminalSignals() {
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    for (std::size_t i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &ignore, &saved_[i]);
+  RecordTerminalSignals() {
+    g_received = 0;
+    struct sigaction record {};
+    record.sa_handler = on_terminal_signal;
+    sigemptyset(&record.sa_mask);
+    for (std::size_t i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &record, &saved_[i]);
   }
-  ~IgnoreTerminalSignals() {
+  ~RecordTerminalSignals() {
     for (std::size_t i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
   }
-  IgnoreTerminalSignals(const IgnoreTerminalSignals&) = delete;
-  IgnoreTerminalSignals& operator=(const IgnoreTerminalSignals&) = delete;
+  RecordTerminalSignals(const RecordTerminalSignals&) = delete;
+  RecordTerminalSignals& operator=(const RecordTerminalSignals&) = delete;
 
  private:
   static constexpr std::size_t kCount = 3;
@@ -64,7 +71,7 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
   for (auto& a : args_copy) args.push_back(a.data());
   args.push_back(nullptr);
 
-  // The child gets default dispositions back (posix_spawn keeps ignored signals ignored).
+  // The child gets default dispositions (handlers are reset by exec anyway; this is explicit).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
@@ -75,7 +82,7 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 
-  IgnoreTerminalSignals ignore;
+  RecordTerminalSignals record;
   pid_t pid = -1;
   const int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), envp.data());
   posix_spawnattr_destroy(&attr);
@@ -85,6 +92,7 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
     if (errno != EINTR) throw InputError(argv[0] + ": waitpid failed: " + std::strerror(errno));
   }
   ChildExit out;
+  out.received = g_received;
   if (WIFEXITED(status)) out.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
   return out;

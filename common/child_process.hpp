@@ -11,13 +11,15 @@ namespace linsweep {
 struct ChildExit {
   int code = 0;    // exit status when it exited
   int signal = 0;  // the signal that ended it, or 0
+  int received = 0;  // SIGINT/SIGTERM/SIGQUIT that reached this process while it ran, or 0
 };
 
 // Runs argv[0] (looked up on PATH) with `argv`, this process's environment plus `env`
 // (entries there replace inherited ones), stdin, stdout and stderr inherited, and waits for
-// it. While it runs, SIGINT, SIGTERM and SIGQUIT are ignored here so that a Ctrl-C on the
-// terminal, which reaches the child's process group too, stops the child and lets this
-// process report how it ended; the previous dispositions are restored afterwards.
+// it. While it runs, SIGINT, SIGTERM and SIGQUIT do not stop this process: they are recorded
+// in `received`, so that a Ctrl-C on the terminal, which reaches the child's process group
+// too, stops the child and this process can tell an interrupt from a failure (mpirun exits 1
+// when it is interrupted); the previous dispositions are restored afterwards.
 // Throws InputError naming the program when it cannot be started (not found, not executable).
 // Not thread safe (signal dispositions are process-wide).
 ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});

@@ -381,7 +381,8 @@ int run_demo(const DemoOptions& o) {
     if (o.json) std::printf("%s\n", report.dump().c_str());
     return code;
   };
-  if (sweep.signal != 0 || sweep.code == static_cast<int>(ExitCode::kInterrupted)) {
+  // mpirun exits 1 when a Ctrl-C interrupts it: the signal this process received says so.
+  if (sweep.signal != 0 || sweep.received != 0 || sweep.code == static_cast<int>(ExitCode::kInterrupted)) {
     say(fmt::format("interrupted during the sweep after {}; committed units are kept in {}. Run the demo again to continue.",
                     duration_text(t_sweep - t_start), p.store));
     return stop_here(static_cast<int>(ExitCode::kInterrupted));

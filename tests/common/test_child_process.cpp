@@ -16,6 +16,11 @@ TEST_CASE("run_foreground reports exit codes, signals and passes the environment
   CHECK(run_foreground({"sh", "-c", "test \"$LINSWEEP_CHILD_TEST\" = 'a b'"}, {{"LINSWEEP_CHILD_TEST", "a b"}}).code == 0);
   // The child gets default dispositions back although the parent ignores SIGINT meanwhile.
   CHECK(run_foreground({"sh", "-c", "kill -INT $$; exit 0"}).signal == SIGINT);
+  // A SIGINT that reaches this process while the child runs is recorded, not fatal.
+  const ChildExit interrupted = run_foreground({"sh", "-c", "kill -INT $PPID; exit 1"});
+  CHECK(interrupted.code == 1);
+  CHECK(interrupted.received == SIGINT);
+  CHECK(run_foreground({"true"}).received == 0);
   CHECK_THROWS_AS(run_foreground({"/nonexistent/linsweep-no-such-program"}), InputError);
   CHECK_THROWS_AS(run_foreground({}), InputError);
 }

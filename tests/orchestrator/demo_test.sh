@@ -32,7 +32,7 @@ interrupt_when() {  # interrupt_when OUT_DIR CONDITION... : start a demo, SIGINT
   [ "$rc" -eq 3 ]
 }
 has_checkpoint() { compgen -G "$cache/demo/checkpoints/*/step-*.safetensors" > /dev/null; }
-committed_units() { grep -c '"event":"committed"' "$1/store/journal.jsonl" 2>/dev/null || echo 0; }
+committed_units() { local n; n=$(grep -c '"event":"committed"' "$1/store/journal.jsonl" 2>/dev/null) || true; echo "${n:-0}"; }
 has_committed() { [ "$(committed_units "$1")" -ge "$2" ]; }
 
 # 1. Interrupt during pretraining: checkpoints stay, no model is stamped unfinished.
