@@ -8,47 +8,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string_view>
 
 #include "common/errors.hpp"
+#include "common/signal_recorder.hpp"
 
 extern char** environ;
 
 namespace linsweep {
-namespace {
-
-// The terminal's stop signals that arrived while a child ran (a handler can only set a flag).
-volatile std::sig_atomic_t g_received = 0;
-extern "C" void on_terminal_signal(int sig) { g_received = sig; }
-
-// Records the terminal's stop signals for its lifetime instead of dying of them, then
-// restores the previous dispositions.
-class RecordTerminalSignals {
- public:
-  RecordTerminalSignals() {
-    g_received = 0;
-    struct sigaction record {};
-    record.sa_handler = on_terminal_signal;
-    sigemptyset(&record.sa_mask);
-    for (std::size_t i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &record, &saved_[i]);
-  }
-  ~RecordTerminalSignals() {
-    for (std::size_t i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
-  }
-  RecordTerminalSignals(const RecordTerminalSignals&) = delete;
-  RecordTerminalSignals& operator=(const RecordTerminalSignals&) = delete;
-
- private:
-  static constexpr std::size_t kCount = 3;
-  static constexpr int kSignals[kCount] = {SIGINT, SIGTERM, SIGQUIT};
-  struct sigaction saved_[kCount] {};
-};
-
-}  // namespace
 
 ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   if (argv.empty()) throw InputError("run_foreground: no program");
@@ -82,7 +52,8 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 
-  RecordTerminalSignals record;
+  // Recorded rather than fatal while the child runs (see the header).
+  SignalRecorder record({SIGINT, SIGTERM, SIGQUIT});
   pid_t pid = -1;
   const int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), envp.data());
   posix_spawnattr_destroy(&attr);
@@ -92,7 +63,7 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
     if (errno != EINTR) throw InputError(argv[0] + ": waitpid failed: " + std::strerror(errno));
   }
   ChildExit out;
-  out.received = g_received;
+  out.received = SignalRecorder::received();
   if (WIFEXITED(status)) out.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
   return out;

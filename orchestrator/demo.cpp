@@ -23,6 +23,7 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "common/launch_env.hpp"
+#include "common/signal_recorder.hpp"
 #include "common/sha256.hpp"
 #include "orchestrator/demo_recipes.hpp"
 #include "storage/figures.hpp"
@@ -42,32 +43,8 @@
 namespace linsweep {
 namespace {
 
-// A signal handler can only set a flag; this is the demo's.
-volatile std::sig_atomic_t g_demo_signal = 0;
-extern "C" void on_demo_signal(int sig) { g_demo_signal = sig; }
-
-// SIGINT/SIGTERM set the flag while pretraining runs; the previous handlers come back after.
-class StopSignals {
- public:
-  StopSignals() {
-    g_demo_signal = 0;
-    prev_int_ = std::signal(SIGINT, on_demo_signal);
-    prev_term_ = std::signal(SIGTERM, on_demo_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, prev_int_);
-    std::signal(SIGTERM, prev_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  void (*prev_int_)(int) = SIG_DFL;
-  void (*prev_term_)(int) = SIG_DFL;
-};
-
 constexpr std::int64_t kHeldoutTokens = 16384;  // per corpus, from the start of its eval files
-constexpr std::size_t kMaxSpecBytes = 1u << 20;
+constexpr std::size_t kMaxSmallFileBytes = 1u << 20;  // the spec template, heldout.json
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -134,10 +111,10 @@ std::string progress_line(const std::vector<std::unique_ptr<ModelJob>>& jobs, do
   return fmt::format("pretraining [{}/{} models, {:.0f}%]{} · ETA {}", finished, to_train, 100 * f, running, eta);
 }
 
-// Trains every job that is not cached, `workers` at a time, each on one thread with
-// `threads` torch threads. Returns false when a signal stopped it (checkpoints saved).
+// Trains every job that is not cached, `workers` at a time, each on one thread with an equal
+// share of the `cpus` as torch threads. Returns false when a signal stopped it (checkpoints saved).
 bool train_models(std::vector<std::unique_ptr<ModelJob>>& jobs, const Windows& train, const Paths& p, int workers,
-                  int threads, bool quiet) {
+                  int cpus, bool quiet) {
   std::vector<ModelJob*> queue;
   for (auto& j : jobs)
     if (!j->cached) queue.push_back(j.get());
@@ -146,14 +123,14 @@ bool train_models(std::vector<std::unique_ptr<ModelJob>>& jobs, const Windows& t
   std::stable_sort(queue.begin(), queue.end(), [](const ModelJob* a, const ModelJob* b) {
     return a->recipe.cost_per_token() * a->recipe.training.steps > b->recipe.cost_per_token() * b->recipe.training.steps;
   });
-  configure_threads(threads);
-  StopSignals signals;
+  const int n = std::max(1, std::min<int>(workers, static_cast<int>(queue.size())));
+  configure_threads(std::max(1, cpus / n));
+  const SignalRecorder signals({SIGINT, SIGTERM});  // models checkpoint at their next step
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mutex;
-  auto stop = [&] { return g_demo_signal != 0 || failed.load(); };
-  const int n = std::max(1, std::min<int>(workers, static_cast<int>(queue.size())));
+  auto stop = [&] { return SignalRecorder::received() != 0 || failed.load(); };
   std::atomic<int> active{n};
   auto work = [&] {
     for (;;) {
@@ -216,7 +193,7 @@ std::vector<Heldout> heldout_of(const ModelJob& job, const std::vector<std::pair
   const std::string path = job.dir + "/heldout.json";
   if (is_regular_file(path)) {
     try {
-      const nlohmann::json j = read_json_file(path, kMaxSpecBytes);
+      const nlohmann::json j = read_json_file(path, kMaxSmallFileBytes);
       if (j.value("fingerprint", nlohmann::json()) == job.fingerprint && j.value("tokens", 0) == kHeldoutTokens) {
         std::vector<Heldout> out;
         for (const auto& r : j.at("corpora")) out.push_back({r.at("corpus"), r.at("ppl"), r.at("unigram_ppl")});
@@ -316,8 +293,7 @@ int run_demo(const DemoOptions& o) {
     say(fmt::format("models: training {} of {} ({} at a time) on {} windows of {} tokens; checkpoints in {}", to_train,
                     jobs.size(), std::min<int>(workers, static_cast<int>(to_train)), train.count, kDemoContext,
                     p.checkpoints));
-  const int threads = std::max(1, cpus / std::max(1, std::min<int>(workers, static_cast<int>(std::max<std::size_t>(to_train, 1)))));
-  if (!train_models(jobs, train, p, workers, threads, o.quiet || o.json)) {
+  if (!train_models(jobs, train, p, workers, cpus, o.quiet || o.json)) {
     say(fmt::format("interrupted during pretraining after {}; checkpoints are in {}. Run the demo again to continue.",
                     duration_text(now_seconds() - t_start), p.checkpoints));
     return static_cast<int>(ExitCode::kInterrupted);
@@ -353,8 +329,8 @@ int run_demo(const DemoOptions& o) {
 
   // 3. The sweep.
   const std::string spec_template = o.spec_template.empty() ? std::string(LINSWEEP_SOURCE_DIR) + "/examples/demo.yaml" : o.spec_template;
-  const std::string spec_text = read_file(spec_template, kMaxSpecBytes);
-  if (!is_regular_file(p.spec) || read_file(p.spec, kMaxSpecBytes) != spec_text) atomic_write_text(p.spec, spec_text);
+  const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
+  if (!is_regular_file(p.spec) || read_file(p.spec, kMaxSmallFileBytes) != spec_text) atomic_write_text(p.spec, spec_text);
   make_dirs(p.out);
   const std::string self = self_executable();
   const std::string mpirun = o.mpirun.empty() ? "" : find_on_path(o.mpirun);

@@ -35,7 +35,7 @@ struct DemoOptions {
 // Each phase resumes: data is rewritten only when it differs, training continues from the
 // last checkpoint and the sweep from its committed units. A SIGINT or SIGTERM stops at the
 // next step (training) or through the sweep's own handling, and the demo returns 3; running
-// it again continues. Returns 1 when the sweep failed. Throws InputError (missing data,
+// it again continues. Returns 1 when the sweep failed (2 when it refused its input). Throws InputError (missing data,
 // unreadable spec template), ModelError and StorageError as the phases do.
 int run_demo(const DemoOptions& options);
 

@@ -16,6 +16,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/signal_recorder.hpp"
 #include "orchestrator/plan.hpp"
 #include "orchestrator/progress.hpp"
 #include "orchestrator/unit_executor.hpp"
@@ -23,33 +24,6 @@
 #include "workers/runtime.hpp"
 
 namespace linsweep {
-namespace {
-
-// Set by the signal handler; a signal handler can only talk through a sig_atomic_t.
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-// Installs the handlers for the run and restores the previous ones afterwards.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    prev_int_ = std::signal(SIGINT, on_stop_signal);
-    prev_term_ = std::signal(SIGTERM, on_stop_signal);
-    prev_usr1_ = std::signal(SIGUSR1, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, prev_int_);
-    std::signal(SIGTERM, prev_term_);
-    std::signal(SIGUSR1, prev_usr1_);
-  }
-
- private:
-  void (*prev_int_)(int), (*prev_term_)(int), (*prev_usr1_)(int);
-};
-
-}  // namespace
 
 int run_sweep(const std::string& spec_path, const RunOptions& options) {
   const SweepSpec spec = load_spec(spec_path, options.store_override);
@@ -67,20 +41,20 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec.runtime.threads));
   for (const auto& e : plan.not_planned) std::fprintf(stderr, "run: skipped %s\n", e.c_str());
 
-  StopSignals signals;
+  const SignalRecorder signals({SIGINT, SIGTERM, SIGUSR1});
   record_run(store, spec_path, options);
   std::size_t already = 0;
   for (const auto& p : status) already += p.state == UnitState::kDone ? 1 : 0;
   Progress progress(status.size(), already, progress_options(options));
   std::set<std::string> failed;
   UnitExecutor executor(spec);
-  executor.set_stop_check([] { return g_stop_signal != 0; });
+  executor.set_stop_check([] { return SignalRecorder::received() != 0; });
   std::size_t ran = 0;
   bool out_of_time = false;
   for (const auto& p : status) {
     const Unit& u = *p.unit;
     if (p.state == UnitState::kDone) continue;
-    if (g_stop_signal != 0) break;
+    if (SignalRecorder::received() != 0) break;
     if (!deadline.fits(u.kind)) {
       progress.note("run: " + u.label() + " would not finish before the job's time limit; stopping here (resumable)", true);
       out_of_time = true;
@@ -120,12 +94,12 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         progress.finished(false, 0, failed_line(u, attempt, spec.runtime.retries + 1, e.what()));
       }
     }
-    if (g_stop_signal != 0 && !committed) break;  // interrupted inside the unit: resumable, not failed
+    if (SignalRecorder::received() != 0 && !committed) break;  // interrupted inside the unit: resumable, not failed
     if (!committed) failed.insert(u.id);
   }
   store.rebuild_consolidated();
-  const bool interrupted = g_stop_signal != 0 || out_of_time;
-  if (g_stop_signal != 0) progress.note("run: signal " + std::to_string(static_cast<int>(g_stop_signal)) + ": stopped before the next unit", true);
+  const bool interrupted = SignalRecorder::received() != 0 || out_of_time;
+  if (SignalRecorder::received() != 0) progress.note("run: signal " + std::to_string(SignalRecorder::received()) + ": stopped before the next unit", true);
   progress.note("run: " + std::to_string(status.size()) + " units: " + std::to_string(already) + " already done, " +
                 std::to_string(ran) + " run now, " + std::to_string(failed.size()) + " failed" + (interrupted ? ", interrupted" : "") +
                 "; store " + spec.store);

@@ -135,10 +135,12 @@ PretrainOutcome pretrain_model(const ModelConfig& config, const Windows& train, 
     }
   }
   outcome.steps_done = step;
-  const std::size_t tail = std::max<std::size_t>(1, losses.size() / 10);
+  // The last tenth (at least one) of the steps this call ran; none when a checkpoint was
+  // already at options.steps (saved for a longer recipe under the same name).
+  const std::size_t tail = std::min(losses.size(), std::max<std::size_t>(1, losses.size() / 10));
   double sum = 0;
-  for (std::size_t i = losses.size() - std::min(tail, losses.size()); i < losses.size(); ++i) sum += losses[i];
-  outcome.last_loss = losses.empty() ? std::nan("") : sum / static_cast<double>(std::min(tail, losses.size()));
+  for (std::size_t i = losses.size() - tail; i < losses.size(); ++i) sum += losses[i];
+  outcome.last_loss = tail > 0 ? sum / static_cast<double>(tail) : std::nan("");
 
   // The exporter copies config.json and the tokenizer from a source directory: stage one.
   const std::string source = checkpoint_dir + "/source";
