@@ -7,7 +7,8 @@
 #      (status: REQUEUED) and completes;
 #   3. a job cancelled mid-sweep (status: CANCELLED) is completed by `linsweep resume --submit`,
 #      which does not resubmit while a job is alive;
-#   4. a split submission (units:K) chains its jobs with afterok (status: PENDING Dependency);
+#   4. a split submission (units:K) chains its jobs with afterok (the second job pends with
+#      Dependency=afterok:<first> while the first cannot start) and completes;
 #   5. a rejected job (unknown partition), a missing sbatch and an unreachable controller exit 2
 #      and record nothing.
 # Usage: slurm_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
@@ -102,16 +103,20 @@ unset LINSWEEP_TEST_UNIT_SLEEP
 compare "$work/s3"
 
 echo "== 4. split submission: afterok chain"
-"$bin" submit "$spec" --store "$work/s4" --split units:6 --json > "$work/split.json"
+# An exclusive job holds the node first, so the chain's first job cannot start (and finish)
+# before the second job is inspected: its afterok dependency on the first is still unfulfilled.
+# units:4 cuts across a model/corpus chain (stats, fit, all_linear), so each job needs the one before.
+blocker=$(sbatch --parsable --exclusive --output=/dev/null --wrap "sleep 120")
+"$bin" submit "$spec" --store "$work/s4" --split units:4 --json > "$work/split.json"
 n=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$work/split.json'))['jobs']))" )
 [ "$n" -ge 2 ]
 wait_state "$work/s4" 1 "PENDING" 10
-# Right after submission the reason may still be None, until slurmctld's next scheduling pass.
-for _ in $(seq 1 20); do
-  [[ "$(job_field "$work/s4" 1 reason)" =~ Dependency|Resources|Priority ]] && break
-  sleep 0.5
-done
-[[ "$(job_field "$work/s4" 1 reason)" =~ Dependency|Resources|Priority ]]
+first=$(job_field "$work/s4" 0 job_id); second=$(job_field "$work/s4" 1 job_id)
+dep=$(scontrol show job "$second" | grep -o "Dependency=[^ ]*")
+echo "job $second: $dep"
+[[ "$dep" == "Dependency=afterok:${first}"* ]]
+[ "$(job_field "$work/s4" 0 state)" = PENDING ]
+scancel "$blocker"
 wait_state "$work/s4" $((n - 1)) "COMPLETED" 300
 compare "$work/s4"
 
