@@ -25,7 +25,7 @@ std::string read_holder(int fd) {
 
 }  // namespace
 
-StoreLock::StoreLock(const std::string& dir, bool shared) : path_(dir + "/lock"), shared_(shared) {
+StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), path_(dir + "/lock") {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw StorageError(path_ + ": cannot open lock file: " + std::strerror(errno));
   if (::flock(fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
