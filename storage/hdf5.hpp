@@ -9,7 +9,9 @@
 namespace linsweep {
 
 // Throws StorageError("<file>:<line>: <call> failed: <HDF5's innermost message>") when
-// `status` is negative; returns it otherwise. HDF5's own printing is switched off once.
+// `status` is negative, or DiskFullError("<call> failed: No space left on device") when a
+// write under it failed with ENOSPC or EDQUOT; returns it otherwise. HDF5's own printing is
+// switched off once.
 hid_t h5_check(hid_t status, const char* call, const char* file, int line);
 #define H5_CHECK(call) ::linsweep::h5_check(static_cast<hid_t>(call), #call, __FILE__, __LINE__)
 

@@ -36,18 +36,29 @@ std::string journal_line(JournalEvent e, const std::string& host) {
 }
 
 int open_journal(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw StorageError(path + ": cannot open journal: " + std::strerror(errno));
+  // O_NOFOLLOW: a journal.jsonl planted as a symbolic link must not make us append elsewhere.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw_write_error(path + ": cannot open journal", errno);
   return fd;
 }
 
-// One write() per line: with O_APPEND, lines of concurrent appenders never interleave.
+// One write() per line: with O_APPEND, lines of concurrent appenders never interleave. A short
+// write (the disk filled up mid-line) is continued only to learn the errno; the torn line is
+// skipped by readers.
 void write_line(int fd, const std::string& path, const std::string& line, bool durable) {
-  const ssize_t n = ::write(fd, line.data(), line.size());
-  const int e1 = errno;
-  const int rc = durable ? ::fsync(fd) : 0;
-  if (n != static_cast<ssize_t>(line.size()) || rc != 0)
-    throw StorageError(path + ": journal write failed: " + std::strerror(n < 0 ? e1 : errno));
+  std::size_t done = 0;
+  int err = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && durable && ::fsync(fd) != 0) err = errno;
+  if (err != 0) throw_write_error(path + ": journal write failed", err);
 }
 
 }  // namespace

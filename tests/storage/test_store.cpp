@@ -250,3 +250,23 @@ TEST_CASE("unit logs append timestamped lines; readers cannot write them") {
   const Store r = Store::open_read(dir / "store");
   CHECK_THROWS_WITH(s.append_unit_log("../x", "y"), Catch::Contains("not a safe file name"));
 }
+
+TEST_CASE("write errors: ENOSPC and EDQUOT are DiskFullError, others StorageError; stage leaves nothing behind") {
+  CHECK_THROWS_AS(throw_write_error("x", ENOSPC), DiskFullError);
+  CHECK_THROWS_AS(throw_write_error("x", EDQUOT), DiskFullError);
+  CHECK_THROWS_WITH(throw_write_error("f", ENOSPC), "f: No space left on device");
+  try {
+    throw_write_error("f", EACCES);
+  } catch (const DiskFullError&) {
+    FAIL("EACCES is not a full disk");
+  } catch (const StorageError& e) {
+    CHECK(e.exit_code() == ExitCode::kUnitsFailed);
+  }
+  // A stage that fails midway (an array with too few values) removes its partial file.
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  UnitResult bad = sample_unit("u1", 1);
+  bad.arrays["x"] = ArrayData{{2, 2}, {1, 2, 3}};  // 3 values for 4: write_unit_file throws midway
+  CHECK_THROWS_AS(s.stage(bad, 1), StorageError);
+  CHECK(!std::filesystem::exists(s.staging_path("u1", 1)));
+}
