@@ -23,7 +23,7 @@ void append_job_record(const std::string& store_dir, const JobRecord& r) {
                             {"units", r.units}, {"after", r.after}, {"time", r.time}};
   const std::string line = j.dump() + "\n";
   const std::string path = dir + "/jobs.jsonl";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw SlurmError(path + ": cannot open: " + std::strerror(errno));
   const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
   const int saved = errno;

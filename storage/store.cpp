@@ -22,6 +22,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/path_confinement.hpp"
 #include "storage/hdf5.hpp"
 #include "storage/table_io.hpp"
 
@@ -118,6 +119,20 @@ void atomic_replace(const std::string& path, const std::function<void(const std:
   }
 }
 
+void require_store_confined(const std::string& dir) {
+  std::vector<std::string> entries = {"lock", "store.json", "spec.yaml", "journal.jsonl", "run.json", "store.h5",
+                                      "store.h5.lock", "units", "logs", "activations", "checkpoints", "models", "slurm",
+                                      "report", "figures"};
+  // One level further where workers create per-unit directories (activations/<id>/<split>/...).
+  for (const char* sub : {"activations", "checkpoints", "models"}) {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(dir + "/" + sub, ec)) continue;  // reported below
+    for (std::filesystem::directory_iterator it(dir + "/" + sub, ec), end; !ec && it != end; it.increment(ec))
+      entries.push_back(std::string(sub) + "/" + it->path().filename().string());
+  }
+  require_real_entries(dir, entries);
+}
+
 void make_output_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -150,6 +165,7 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text, bo
     throw StorageError(dir + ": not a directory, so not a store", ExitCode::kBadInput);
   std::filesystem::create_directories(dir, ec);
   if (ec) throw StorageError(dir + ": cannot create the store directory: " + ec.message());
+  require_store_confined(dir);  // before the lock: `lock` itself may be a planted link
   s.lock_ = std::make_unique<StoreLock>(dir, shared);
   if (is_regular_file(dir + "/" + kMarker)) {
     s.check_marker();

@@ -26,7 +26,7 @@ std::string read_holder(int fd) {
 }  // namespace
 
 StoreLock::StoreLock(const std::string& dir, bool shared) : path_(dir + "/lock"), shared_(shared) {
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw StorageError(path_ + ": cannot open lock file: " + std::strerror(errno));
   if (::flock(fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     const int e = errno;
