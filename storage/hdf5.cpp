@@ -130,6 +130,27 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
 
 bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
 
+bool fits_in_file(hid_t dataset, std::uint64_t elements) {
+  H5Id type = H5_TYPE(H5Dget_type(dataset));
+  const std::uint64_t element_bytes = std::max<std::size_t>(1, H5Tget_size(type));
+  H5Id file = H5_FILE(H5Iget_file_id(dataset));
+  hsize_t file_bytes = 0;
+  H5_CHECK(H5Fget_filesize(file, &file_bytes));
+  return elements <= file_bytes / element_bytes;
+}
+
+namespace {
+
+// Our attributes hold one value. H5Aread writes every element of the attribute's dataspace, so
+// a file whose attribute has more (or none) would write past the one-value buffer.
+void require_one_value(const H5Id& attr, const std::string& name) {
+  H5Id space = H5_SPACE(H5Aget_space(attr));
+  if (H5Sget_simple_extent_npoints(space) != 1)
+    throw StorageError("attribute '" + name + "' does not hold exactly one value", ExitCode::kBadInput);
+}
+
+}  // namespace
+
 std::string read_string_attribute(hid_t obj, const std::string& name) {
   if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
   H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
@@ -138,6 +159,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
   if (H5Tis_variable_str(type) > 0) throw StorageError("attribute '" + name + "' is a variable-length string", ExitCode::kBadInput);
   const std::size_t size = H5Tget_size(type);
   if (size == 0 || size > (64u << 20)) throw StorageError("attribute '" + name + "' has an invalid size", ExitCode::kBadInput);
+  require_one_value(attr, name);
   std::vector<char> buf(size);
   H5_CHECK(H5Aread(attr, type, buf.data()));
   std::string s(buf.data(), size);
@@ -155,6 +177,7 @@ void write_int_attribute(hid_t obj, const std::string& name, long long value) {
 long long read_int_attribute(hid_t obj, const std::string& name) {
   if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
   H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  require_one_value(attr, name);
   long long v = 0;
   H5_CHECK(H5Aread(attr, H5T_NATIVE_LLONG, &v));
   return v;

@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -72,6 +73,11 @@ H5Id make_float16_type();
 // String attributes on any object; read throws StorageError when absent.
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value);
 std::string read_string_attribute(hid_t obj, const std::string& name);
+
+// Whether `elements` values of `dataset`'s file type fit in its file. Our writers never
+// compress tables or unit arrays, so every stored value takes its bytes in the file: a dataset
+// whose extent claims more is corrupted (or crafted), and readers refuse it before allocating.
+bool fits_in_file(hid_t dataset, std::uint64_t elements);
 bool has_attribute(hid_t obj, const std::string& name);
 void write_int_attribute(hid_t obj, const std::string& name, long long value);
 long long read_int_attribute(hid_t obj, const std::string& name);

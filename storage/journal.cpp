@@ -11,10 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/file_io.hpp"
 
 namespace linsweep {
 
 namespace {
+
+constexpr std::size_t kMaxJournalLineBytes = 1u << 20;  // a line of ours is at most ~70 KiB
+constexpr std::size_t kMaxErrorBytes = 64u << 10;
 
 std::string this_host() {
   char host[256] = {};
@@ -24,6 +28,8 @@ std::string this_host() {
 
 std::string journal_line(JournalEvent e, const std::string& host) {
   if (e.host.empty()) e.host = host;
+  // Keeps every line far below what readers accept (kMaxJournalLineBytes).
+  if (e.error.size() > kMaxErrorBytes) e.error = e.error.substr(0, kMaxErrorBytes) + " [...]";
   if (e.time == 0)
     e.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   nlohmann::json j = {{"event", e.event}, {"unit", e.unit}, {"host", e.host}, {"rank", e.rank}, {"time", e.time}};
@@ -82,12 +88,16 @@ void JournalWriter::append(JournalEvent event, bool durable) { write_line(fd_, p
 
 std::vector<JournalEvent> read_journal(const std::string& path) {
   std::vector<JournalEvent> out;
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::string line;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  for (LineStatus st; (st = read_line(in, &line, kMaxJournalLineBytes)) != LineStatus::kEnd;) {
     ++line_no;
-    if (in.eof()) break;  // no trailing newline: torn by a crash mid-append
+    if (st == LineStatus::kTooLong)
+      throw StorageError(path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxJournalLineBytes) +
+                             " bytes (not a linsweep journal)",
+                         ExitCode::kBadInput);
+    if (st == LineStatus::kUnterminated) break;  // no trailing newline: torn by a crash mid-append
     // A line that does not parse is crash residue (a torn append that a later one continued)
     // and is skipped; a well-formed event with a mistyped field is not, and is refused.
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);

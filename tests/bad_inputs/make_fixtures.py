@@ -288,6 +288,13 @@ def main():
     store("bad_link_logs", link("logs"))
     store("bad_link_report", lambda d: os.symlink(os.path.join(outside, "logs"), os.path.join(d, "report")))
     store("bad_link_slurm", lambda d: os.symlink(os.path.join(outside, "logs"), os.path.join(d, "slurm")))
+    # Sizes that a reader must check before allocating: a journal line without end, a unit
+    # attribute with many values (read into a one-value buffer), a table and an array whose
+    # extents claim far more than the file holds (chunked, nothing written).
+    store("bad_journal_long_line", lambda d: open(os.path.join(d, "journal.jsonl"), "a").write("x" * (2 << 20)))
+    store("bad_unit_attr_array", lambda d: unit_attr_array(unit_path(d)))
+    store("bad_unit_table_rows", lambda d: unit_huge_table(os.path.join(d, "units", units[0])))  # all_linear: has rows
+    store("bad_unit_array_huge", lambda d: unit_huge_array(unit_path(d)))
 
     # ---- units files (run --units) ---------------------------------------------------------
     write(os.path.join(fx, "units", "unknown.txt"), "fit-000000000000000000000000\n")
@@ -297,6 +304,29 @@ def main():
     # ---- misc ----------------------------------------------------------------------------
     write(os.path.join(fx, "text", "bad_utf8.txt"), b"hello \xe2\x82 world\n")
     write(os.path.join(fx, "text", "good.txt"), "hello world\n")
+
+
+def unit_attr_array(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        uid = f.attrs["unit_id"]
+        del f.attrs["unit_id"]
+        f.attrs.create("unit_id", np.array([uid] * 64))
+
+
+def unit_huge_table(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        name = next(iter(f["tables"]))
+        dt = f["tables"][name].dtype
+        del f["tables"][name]
+        f["tables"].create_dataset(name, shape=(1 << 25,), dtype=dt, chunks=(1024,))
+
+
+def unit_huge_array(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        f["arrays"].create_dataset("huge", shape=(1 << 15, 1 << 15), dtype="f8", chunks=(256, 256))
 
 
 def newer_unit(path):

@@ -318,3 +318,24 @@ TEST_CASE("bad_: a store whose entries are symbolic links is refused before anyt
   s.commit(sample_unit("u1", 1));
   CHECK(std::filesystem::exists(dir / "real/units/u1.h5"));
 }
+
+TEST_CASE("bad_: a journal line longer than 1 MiB is refused, not read whole") {
+  ScratchDir dir;
+  {
+    Store s = Store::open_write(dir / "store");
+    s.commit(sample_unit("u1", 1));
+  }
+  {
+    std::ofstream out(dir / "store/journal.jsonl", std::ios::app);
+    out << std::string((1u << 20) + 1, 'x') << "\n";
+  }
+  CHECK_THROWS_WITH(Store::open_read(dir / "store").journal_events(),
+                    Catch::Contains("journal.jsonl:2: line longer than 1048576 bytes"));
+  // Our own lines stay short: an error message is cut at 64 KiB.
+  ScratchDir other;
+  Store s = Store::open_write(other / "store");
+  s.journal({.event = "failed", .unit = "u1", .error = std::string(1u << 20, 'e')});
+  const auto events = s.journal_events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].error.size() < (70u << 10));
+}
