@@ -187,7 +187,15 @@ class Trial:
         problem = self.check_killed_store()
         if problem:
             return self.fail(problem)
-        # The resume.
+        # The resume. Killed before the run recorded its spec (run.json), there is nothing to
+        # resume: `resume` must say so (exit 2) and the spec is run again instead.
+        if self.resume_with == "resume" and not os.path.exists(f"{self.store}/run.json"):
+            res = subprocess.run(["mpirun", "-n", "3", a.bin, "resume", self.store, "--quiet"], capture_output=True, text=True,
+                                 timeout=RESUME_S)
+            if res.returncode != 2 or ("not a linsweep store" not in res.stderr and "run.json: missing" not in res.stderr):
+                return self.fail(f"`resume` of a store without run.json: exit {res.returncode}: {res.stderr.strip()[-300:]}")
+            self.resume_with = "run"
+            outcome += "; `resume` refused: no run.json yet (exit 2)"
         cmd = ["mpirun", "-n", "3", a.bin] + (["resume", self.store] if self.resume_with == "resume"
                                               else ["run", self.spec, "--store", self.store]) + ["--quiet"]
         r0 = time.monotonic()
@@ -196,7 +204,8 @@ class Trial:
         except subprocess.TimeoutExpired:
             return self.fail(f"HANG: `{' '.join(cmd[3:5])}` did not finish in {RESUME_S} s")
         if res.returncode != 0:
-            return self.fail(f"`{self.resume_with}` exit {res.returncode}: {res.stderr.strip()[-600:]}")
+            ours = [l for l in res.stderr.splitlines() if l.startswith("linsweep")]
+            return self.fail(f"`{self.resume_with}` exit {res.returncode}: {ours or res.stderr.strip()[-600:]}")
         problem = self.check_final_store()
         if problem:
             return self.fail(problem)
