@@ -1,6 +1,8 @@
 // Typed exceptions thrown at library boundaries and mapped to process exit codes in main.
 #pragma once
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -56,6 +58,25 @@ class StorageError : public Error {
  public:
   explicit StorageError(const std::string& m, ExitCode c = ExitCode::kUnitsFailed) : Error(m, c) {}
 };
+
+// The file system holding the store has no space left (ENOSPC, or EDQUOT for a quota) while
+// writing. Not a unit failure: retrying cannot help, so a run stops dispatching, keeps what is
+// committed and exits 1 with this message; a resume continues once space is freed.
+class DiskFullError : public StorageError {
+ public:
+  explicit DiskFullError(const std::string& m) : StorageError(m) {}
+};
+
+// True for the errno values that mean no space is left for a write: ENOSPC, and EDQUOT (quota).
+inline bool is_disk_full_errno(int e) noexcept { return e == ENOSPC || e == EDQUOT; }
+
+// Throws "<what>: <strerror(e)>" as DiskFullError when `e` says the disk is full, else as
+// StorageError (a runtime failure).
+[[noreturn]] inline void throw_write_error(const std::string& what, int e) {
+  const std::string m = what + ": " + std::strerror(e);
+  if (is_disk_full_errno(e)) throw DiskFullError(m);
+  throw StorageError(m);
+}
 
 // Scheduler interaction failed (sbatch, squeue, scontrol, sacct).
 class SlurmError : public Error {

@@ -38,6 +38,18 @@ nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes) {
   }
 }
 
+LineStatus read_line(std::istream& in, std::string* line, std::size_t max_bytes) {
+  line->clear();
+  std::streambuf* buf = in.rdbuf();
+  for (;;) {
+    const int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) return line->empty() ? LineStatus::kEnd : LineStatus::kUnterminated;
+    if (c == '\n') return LineStatus::kLine;
+    if (line->size() >= max_bytes) return LineStatus::kTooLong;
+    line->push_back(static_cast<char>(c));
+  }
+}
+
 namespace {
 
 std::string fmt_hex(unsigned char c) {

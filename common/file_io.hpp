@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,15 @@ std::string read_file(const std::string& path, std::size_t max_bytes);
 // Reads and parses a JSON document of at most `max_bytes`. Throws InputError naming the
 // path and the parser's byte position on malformed JSON.
 nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes);
+
+// What read_line found.
+enum class LineStatus { kEnd, kLine, kUnterminated, kTooLong };
+
+// Reads the next line of `in` into `line` (the '\n' is consumed, not stored), never storing more
+// than `max_bytes`: kTooLong when the line is longer (the caller refuses the file: an unbounded
+// line would be read into memory whole), kUnterminated for a last line without '\n' (a torn
+// append), kEnd when nothing is left.
+LineStatus read_line(std::istream& in, std::string* line, std::size_t max_bytes);
 
 // Returns the byte offset of the first invalid UTF-8 sequence (overlong forms, surrogates
 // and code points past U+10FFFF are invalid), or std::string_view::npos when valid.

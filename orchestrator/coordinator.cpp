@@ -32,6 +32,22 @@ constexpr int kTagAssign = 12;  // rank 0 -> group leader: {"index": i} or {"sto
 volatile std::sig_atomic_t g_signal = 0;  // written by the handler only
 extern "C" void on_signal(int sig) { g_signal = sig; }
 
+// Ends the whole job for an error that escapes a rank once the plan is shared. Returning would
+// leave the other ranks waiting for this one forever (rank 0 for a report, a worker for its
+// assignment or an all-reduce, everyone in MPI_Finalize's fence), since nothing else tells them.
+// Committed units stay; a rerun resumes.
+[[noreturn]] void abort_job(int rank, const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  const int code = error != nullptr ? static_cast<int>(error->exit_code()) : static_cast<int>(ExitCode::kUnitsFailed);
+  std::string message = user_message(e);
+  message = message.substr(0, message.find('\n'));
+  std::fprintf(stderr, "linsweep: rank %d: %s; aborting the job (committed units are kept; rerun to resume)\n", rank,
+               message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // MPI_Abort does not return
+}
+
 void send_json(const nlohmann::json& j, int dest, int tag) {
   const std::string s = j.dump();
   MPI_CHECK(MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD));
@@ -93,7 +109,7 @@ class Coordinator {
     const std::size_t total = plan_.units.size(), already = done_.size();
     progress_ = std::make_unique<Progress>(total, already, progress_options(options_));
     while (true) {
-      if (running_.empty() && (g_signal != 0 || out_of_time_ || pending_.empty())) break;
+      if (running_.empty() && (g_signal != 0 || out_of_time_ || pending_.empty() || !disk_full_.empty())) break;
       if (running_.empty() && idle_.size() == static_cast<std::size_t>(groups_) && !pending_.empty()) {
         for (std::size_t i : pending_) failed_.insert(plan_.units[i].id);  // only units behind failures remain
         pending_.clear();
@@ -114,23 +130,34 @@ class Coordinator {
       if (!got) abort_after_grace();
       on_report(msg, from);
       // A commit may have made units runnable for groups that were waiting.
-      for (auto it = idle_.begin(); it != idle_.end() && g_signal == 0 && !out_of_time_;) {
+      for (auto it = idle_.begin(); it != idle_.end() && g_signal == 0 && !out_of_time_ && disk_full_.empty();) {
         const int w = *it;
         it = idle_.erase(it);
         dispatch(w);
         if (running_.count(w) == 0) break;  // back in idle_: nothing runnable now
       }
     }
-    const bool interrupted = (g_signal != 0 || out_of_time_) && !pending_.empty();
+    const bool interrupted = (g_signal != 0 || out_of_time_) && !pending_.empty() && disk_full_.empty();
     // A unit left out by --units because its dependency is missing did not run: not a success.
-    const int code = interrupted ? static_cast<int>(ExitCode::kInterrupted)
-                                 : (failed_.empty() && plan_.not_planned.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
+    int code = interrupted ? static_cast<int>(ExitCode::kInterrupted)
+                           : (failed_.empty() && plan_.not_planned.empty() && disk_full_.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed));
     for (int g = 0; g < groups_; ++g) send_json({{"stop", true}, {"code", code}}, leader(g), kTagAssign);
-    store_.rebuild_consolidated();
+    // On a full disk store.h5 is left as it was (a rebuild needs room for a second copy); the
+    // workers are stopping already, so an error here is reported, not thrown (no abort).
+    std::string error = disk_full_;
+    if (error.empty()) {
+      try {
+        store_.rebuild_consolidated();
+      } catch (const Error& e) {
+        error = user_message(e);
+        code = static_cast<int>(e.exit_code());
+      }
+    }
     progress_.reset();
     if (!options_.quiet)
       std::fprintf(stderr, "run: %zu units: %zu already done, %zu run now, %zu failed%s; store %s\n", total, already,
                    done_.size() - already, failed_.size(), interrupted ? ", interrupted" : "", spec_.store.c_str());
+    if (!error.empty()) std::fprintf(stderr, "linsweep: %s\n", error.c_str());
     return code;
   }
 
@@ -148,10 +175,15 @@ class Coordinator {
     running_.erase(g);
     const double seconds = msg.value("duration", 0.0);
     const std::string where = msg.value("host", std::string("?")) + " rank " + std::to_string(from);
-    if (msg.value("interrupted", false)) {
-      // Stopped on request with a checkpoint: back to pending (resumable), not a failure.
-      store_.journal({.event = "interrupted", .unit = u.id, .rank = from, .error = msg.value("error", std::string())});
-      log_unit(store_, *progress_, u, "interrupted on " + where + ": " + msg.value("error", std::string()));
+    if (msg.value("interrupted", false) || msg.value("disk_full", false)) {
+      // Stopped on request with a checkpoint, or the disk is full: back to pending (resumable),
+      // not a failure, and no retry while the disk stays full.
+      const std::string error = msg.value("error", std::string());
+      if (msg.value("disk_full", false)) note_disk_full(error);
+      write_or_note([&] {
+        store_.journal({.event = msg.value("disk_full", false) ? "failed" : "interrupted", .unit = u.id, .rank = from, .error = error});
+        log_unit(store_, *progress_, u, (msg.value("disk_full", false) ? "disk full on " : "interrupted on ") + where + ": " + error);
+      });
       pending_.push_front(i);
       idle_.insert(g);
       return;
@@ -165,21 +197,31 @@ class Coordinator {
     dispatch(g);  // the group computes its next unit while this one is committed
     try {
       store_.commit_staged(msg.at("staged").get<std::string>(), u.id, seconds, from, u.tokens());
+    } catch (const DiskFullError& e) {
+      note_disk_full(e.what());
+      // The rename may have happened before the directory's fsync or the journal line failed:
+      // then the unit is committed (unit files decide), otherwise it stays pending.
+      if (!store_.is_committed(u.id)) {
+        pending_.push_front(i);
+        return;
+      }
     } catch (const std::exception& e) {
       record_failure(i, std::string("commit failed: ") + e.what(), seconds, from, where);
       return;
     }
     done_.insert(u.id);
-    log_unit(store_, *progress_, u, committed_log(u, seconds, " on " + where, msg.value("peak_rss_mib", 0.0)));
+    write_or_note([&] { log_unit(store_, *progress_, u, committed_log(u, seconds, " on " + where, msg.value("peak_rss_mib", 0.0))); });
     progress_->finished(true, u.tokens(),
                         committed_line(u, progress_->done() + 1, plan_.units.size(), seconds) + " (group " + std::to_string(g) + ")");
   }
 
   void record_failure(std::size_t i, const std::string& error, double seconds, int rank, const std::string& where) {
     const Unit& u = plan_.units[i];
-    store_.journal({.event = "failed", .unit = u.id, .rank = rank, .duration = seconds, .error = error});
     const std::int64_t attempt = ++attempts_[i];
-    log_unit(store_, *progress_, u, "attempt " + std::to_string(attempt) + " failed on " + where + ": " + error);
+    write_or_note([&] {
+      store_.journal({.event = "failed", .unit = u.id, .rank = rank, .duration = seconds, .error = error});
+      log_unit(store_, *progress_, u, "attempt " + std::to_string(attempt) + " failed on " + where + ": " + error);
+    });
     if (attempt <= spec_.runtime.retries) {
       pending_.push_front(i);
     } else {
@@ -199,7 +241,7 @@ class Coordinator {
         continue;
       }
       failed_.insert(plan_.units[*it].id);
-      skip_unit(store_, *progress_, plan_.units[*it]);
+      write_or_note([&] { skip_unit(store_, *progress_, plan_.units[*it]); });
       it = pending_.erase(it);
     }
   }
@@ -225,7 +267,7 @@ class Coordinator {
   }
 
   void dispatch(int g) {
-    if (g_signal == 0 && !out_of_time_) {
+    if (g_signal == 0 && !out_of_time_ && disk_full_.empty()) {
       if (auto i = next_for(g)) {
         const Unit& u = plan_.units[*i];
         if (!deadline_guard_->fits(u.kind)) {
@@ -235,9 +277,16 @@ class Coordinator {
           idle_.insert(g);
           return;
         }
-        store_.journal({.event = "started", .unit = u.id, .rank = leader(g)});
-        log_unit(store_, *progress_, u, "attempt " + std::to_string(attempts_[*i] + 1) + " assigned to group " + std::to_string(g) + " (rank " +
-                        std::to_string(leader(g)) + ", " + std::to_string(rpg_) + " ranks)");
+        const bool written = write_or_note([&] {
+          store_.journal({.event = "started", .unit = u.id, .rank = leader(g)});
+          log_unit(store_, *progress_, u, "attempt " + std::to_string(attempts_[*i] + 1) + " assigned to group " + std::to_string(g) +
+                                              " (rank " + std::to_string(leader(g)) + ", " + std::to_string(rpg_) + " ranks)");
+        });
+        if (!written) {  // the disk is full: nothing new starts
+          pending_.push_front(*i);
+          idle_.insert(g);
+          return;
+        }
         running_[g] = *i;
         held_[g] = u.model;
         send_json({{"index", *i}}, leader(g), kTagAssign);
@@ -246,6 +295,24 @@ class Coordinator {
       }
     }
     idle_.insert(g);
+  }
+
+  // Runs `write` (journal lines, unit logs); a full disk is recorded instead of thrown, which
+  // stops the dispatch. Returns false when the disk was full.
+  bool write_or_note(const std::function<void()>& write) {
+    try {
+      write();
+      return true;
+    } catch (const DiskFullError& e) {
+      note_disk_full(e.what());
+      return false;
+    }
+  }
+
+  void note_disk_full(const std::string& error) {
+    if (!disk_full_.empty()) return;
+    disk_full_ = disk_full_message(error);
+    progress_->note("run: the store's disk is full: no new units; waiting for the " + std::to_string(running_.size()) + " running", false);
   }
 
   // The grace period ran out with units still running: they are journaled as interrupted
@@ -278,6 +345,7 @@ class Coordinator {
   std::chrono::steady_clock::time_point deadline_{};
   std::unique_ptr<DeadlineGuard> deadline_guard_;  // the Slurm time limit (LINSWEEP_DEADLINE)
   bool out_of_time_ = false;                       // a unit would not finish in time: dispatch stopped
+  std::string disk_full_;                          // the first disk-full error: dispatch stopped, exit 1
 };
 
 int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator& group) {
@@ -308,12 +376,21 @@ int work(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicato
     const Unit& u = plan.units[i];
     const auto t0 = std::chrono::steady_clock::now();
     report = {{"group", g}, {"index", i}};
+    bool ran = false;  // the unit's collectives are over
     try {
       const UnitResult r = executor.run(u, store, rpg > 1 ? &group : nullptr);
+      ran = true;
       if (is_leader) {
         report["staged"] = store.stage(r, rank);
       }
       report["ok"] = true;
+    } catch (const DiskFullError& e) {
+      // Staging runs on the leader after the group's collectives: the group goes on and rank 0
+      // stops dispatching. Inside a group's run a rank may be mid-collective: abort as below.
+      if (rpg > 1 && !ran) abort_job(rank, e);
+      report["ok"] = false;
+      report["disk_full"] = true;
+      report["error"] = e.what();
     } catch (const InterruptedError& e) {
       // Every rank of the group agreed to stop at the same step and saved a checkpoint.
       report["ok"] = false;
@@ -367,7 +444,11 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
       record_run(*store, spec_path, options);
       payload = nlohmann::json({{"ok", true}, {"plan", plan_to_json(plan)}}).dump();
     } catch (const Error& e) {
-      payload = nlohmann::json({{"ok", false}, {"error", e.what()}, {"code", static_cast<int>(e.exit_code())}}).dump();
+      payload = nlohmann::json({{"ok", false}, {"error", user_message(e)}, {"code", static_cast<int>(e.exit_code())}}).dump();
+    } catch (const std::exception& e) {  // every rank waits in the broadcast below: never skip it
+      payload = nlohmann::json({{"ok", false}, {"error", std::string("internal error: ") + e.what()},
+                                {"code", static_cast<int>(ExitCode::kUnitsFailed)}})
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
   }
   bcast_string(&payload);
@@ -376,18 +457,22 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
     if (rank == 0) std::fprintf(stderr, "linsweep: %s\n", head["error"].get<std::string>().c_str());
     return head["code"].get<int>();
   }
-  if (rank != 0) {
-    spec = std::make_unique<SweepSpec>(load_spec(spec_path, options.store_override));
-    plan = plan_from_json(head["plan"]);
+  try {
+    if (rank != 0) {
+      spec = std::make_unique<SweepSpec>(load_spec(spec_path, options.store_override));
+      plan = plan_from_json(head["plan"]);
+    }
+    const int rpg = static_cast<int>(spec->runtime.ranks_per_group);
+    configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec->runtime.threads));
+    // NCCL for groups of several ranks when GPUs are visible and the spec does not pin the CPU;
+    // the coordinator and one-rank groups never all-reduce, so they take no GPU context.
+    const bool nccl_ok = rank != 0 && rpg > 1 && spec->runtime.device != "cpu";
+    auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, nccl_ok ? "auto" : "mpi");
+    if (rank == 0) return Coordinator(*spec, plan, std::move(status), *store, (size - 1) / rpg, rpg, options).run();
+    return work(*spec, plan, rank, rpg, *group);
+  } catch (const std::exception& e) {
+    abort_job(rank, e);
   }
-  const int rpg = static_cast<int>(spec->runtime.ranks_per_group);
-  configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec->runtime.threads));
-  // NCCL for groups of several ranks when GPUs are visible and the spec does not pin the CPU;
-  // the coordinator and one-rank groups never all-reduce, so they take no GPU context.
-  const bool nccl_ok = rank != 0 && rpg > 1 && spec->runtime.device != "cpu";
-  auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, nccl_ok ? "auto" : "mpi");
-  if (rank == 0) return Coordinator(*spec, plan, std::move(status), *store, (size - 1) / rpg, rpg, options).run();
-  return work(*spec, plan, rank, rpg, *group);
 }
 
 }  // namespace linsweep

@@ -25,7 +25,9 @@
 
 namespace linsweep {
 
-int run_sweep(const std::string& spec_path, const RunOptions& options) {
+namespace {
+
+int run_sweep_unchecked(const std::string& spec_path, const RunOptions& options) {
   const SweepSpec spec = load_spec(spec_path, options.store_override);
   Plan plan = make_plan(spec);
   const std::set<std::string> wanted = options.units_file.empty() ? std::set<std::string>{}
@@ -87,6 +89,8 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
         store.journal({.event = "interrupted", .unit = u.id, .error = e.what()});
         log_unit(store, progress, u, std::string("interrupted: ") + e.what());
         break;
+      } catch (const DiskFullError&) {
+        throw;  // no retry can succeed; run_sweep reports it
       } catch (const std::exception& e) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         store.journal({.event = "failed", .unit = u.id, .duration = seconds, .error = e.what()});
@@ -106,6 +110,24 @@ int run_sweep(const std::string& spec_path, const RunOptions& options) {
   if (interrupted) return static_cast<int>(ExitCode::kInterrupted);
   // A unit left out by --units because its dependency is missing did not run: not a success.
   return failed.empty() && plan.not_planned.empty() ? 0 : static_cast<int>(ExitCode::kUnitsFailed);
+}
+
+}  // namespace
+
+int run_sweep(const std::string& spec_path, const RunOptions& options) {
+  try {
+    return run_sweep_unchecked(spec_path, options);
+  } catch (const DiskFullError& e) {
+    throw DiskFullError(user_message(e));
+  }
+}
+
+std::string disk_full_message(const std::string& error) {
+  return error + " (disk full: free space, then rerun or `linsweep resume STORE`; committed units are kept)";
+}
+
+std::string user_message(const std::exception& e) {
+  return dynamic_cast<const DiskFullError*>(&e) != nullptr ? disk_full_message(e.what()) : std::string(e.what());
 }
 
 std::set<std::string> read_units_file(const std::string& path, const Plan& plan) {
@@ -189,6 +211,8 @@ std::string recorded_spec(const std::string& store_dir, RunOptions* options) {
 void log_unit(Store& store, Progress& progress, const Unit& unit, const std::string& line) {
   try {
     store.append_unit_log(unit.id, line);
+  } catch (const DiskFullError&) {
+    throw;
   } catch (const StorageError& e) {
     progress.note(std::string("run: ") + e.what(), true);
   }

@@ -55,7 +55,10 @@ class DeadlineGuard {
 // its duration; a unit that throws is retried up to runtime.retries times, then journaled
 // "failed" with its message, and the units that depend on it are skipped. SIGINT and
 // SIGTERM and SIGUSR1 stop before the next unit. Rebuilds STORE/store.h5 at the end.
-// Returns 0 when everything is committed, 1 when a unit failed, 3 when interrupted.
+// Returns 0 when everything is committed, 1 when a unit failed, 3 when interrupted. A full disk
+// (DiskFullError from a commit, the journal or a log) stops the run at once: it is rethrown
+// with user_message's advice (exit 1), without retries and without rebuilding store.h5 (which
+// would need room for a second copy; the previous one stays readable).
 // Under mpirun with more than one rank, `linsweep run` uses run_sweep_mpi (coordinator.hpp).
 // Progress: per-unit lines plus a live line on a terminal (progress.hpp); every attempt is
 // logged in STORE/logs/<id>.log; STORE/run.json records the spec for `linsweep resume`.
@@ -73,8 +76,14 @@ double peak_rss_mib();  // this process's peak resident memory
 // Writes STORE/run.json (the spec's absolute path; --threads when given). Throws StorageError.
 void record_run(Store& store, const std::string& spec_path, const RunOptions& options);
 // Appends `line` to the unit's log; a log that cannot be written is reported on `progress`,
-// never fatal (it is a diagnostic).
+// never fatal (it is a diagnostic), unless the disk is full: DiskFullError is rethrown, so
+// that the run stops instead of printing a warning per unit.
 void log_unit(Store& store, Progress& progress, const Unit& unit, const std::string& line);
+// The one line printed for an error that ends a run: e.what(), plus what to do next when the
+// disk is full.
+std::string user_message(const std::exception& e);
+// `error` with that advice.
+std::string disk_full_message(const std::string& error);
 // "[5/18] stats m/c committed in 1.23 s"
 std::string committed_line(const Unit& unit, std::size_t done, std::size_t total, double seconds);
 // "committed after 1.23 s<where>, 512 tokens, peak RSS 310 MiB" for the unit's log.

@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/path_confinement.hpp"
 #include "slurm/batch_script.hpp"
 #include "workers/corpus/corpus.hpp"
 #include "workers/corpus/npy.hpp"
@@ -334,6 +335,8 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
     if (!m["name"]) ctx.fail(m, f + ".name", "missing");
     if (!m["path"]) ctx.fail(m, f + ".path", "missing");
     ms.name = get_string(ctx, m["name"], f + ".name");
+    // Model names become directory names (STORE/models/<name>.<variant>) and HDF5 group names.
+    if (const std::string why = unsafe_name_reason(ms.name); !why.empty()) ctx.fail(m["name"], f + ".name", "'" + ms.name + "' " + why);
     if (!names.insert(ms.name).second) ctx.fail(m["name"], f + ".name", "duplicate model name '" + ms.name + "'");
     ms.path = resolve_path(path, get_string(ctx, m["path"], f + ".path"));
     if (m["dtype"]) {
@@ -369,6 +372,7 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
     if (!c["path"]) ctx.fail(c, f + ".path", "missing");
     CorpusSpec cs;
     cs.name = get_string(ctx, c["name"], f + ".name");
+    if (const std::string why = unsafe_name_reason(cs.name); !why.empty()) ctx.fail(c["name"], f + ".name", "'" + cs.name + "' " + why);
     if (!corpus_names.insert(cs.name).second) ctx.fail(c["name"], f + ".name", "duplicate corpus name '" + cs.name + "'");
     cs.path = resolve_path(path, get_string(ctx, c["path"], f + ".path"));
     if (!is_regular_file(cs.path) && !is_directory(cs.path)) ctx.fail(c["path"], f + ".path", "'" + cs.path + "' does not exist");

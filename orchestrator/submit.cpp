@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "common/file_io.hpp"
 #include "orchestrator/plan.hpp"
 #include "orchestrator/runner.hpp"
 #include "orchestrator/spec.hpp"
@@ -69,6 +70,7 @@ nlohmann::json SubmitReport::to_json() const {
 SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& options) {
   const SweepSpec spec = load_spec(spec_path, options.store_override);
   check_resources(spec.resources, spec_path);
+  if (is_directory(spec.store)) require_store_confined(spec.store);  // STORE/slurm must not lead elsewhere
   const Plan plan = make_plan(spec);
   SubmitReport report;
   report.store = absolute(spec.store);

@@ -11,8 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/file_io.hpp"
 
 namespace linsweep {
+namespace {
+
+// A record lists its job's unit ids: 64 MiB holds over a million of them.
+constexpr std::size_t kMaxRecordBytes = 64u << 20;
+
+}  // namespace
 
 void append_job_record(const std::string& store_dir, const JobRecord& r) {
   const std::string dir = store_dir + "/slurm";
@@ -23,7 +30,7 @@ void append_job_record(const std::string& store_dir, const JobRecord& r) {
                             {"units", r.units}, {"after", r.after}, {"time", r.time}};
   const std::string line = j.dump() + "\n";
   const std::string path = dir + "/jobs.jsonl";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw SlurmError(path + ": cannot open: " + std::strerror(errno));
   const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
   const int saved = errno;
@@ -33,9 +40,15 @@ void append_job_record(const std::string& store_dir, const JobRecord& r) {
 
 std::vector<JobRecord> read_job_records(const std::string& store_dir) {
   std::vector<JobRecord> out;
-  std::ifstream in(store_dir + "/slurm/jobs.jsonl");
+  const std::string path = store_dir + "/slurm/jobs.jsonl";
+  std::ifstream in(path, std::ios::binary);
   std::string line;
-  while (std::getline(in, line)) {
+  std::size_t line_no = 0;
+  for (LineStatus st; (st = read_line(in, &line, kMaxRecordBytes)) != LineStatus::kEnd;) {
+    ++line_no;
+    if (st == LineStatus::kTooLong)
+      throw SlurmError(path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxRecordBytes) + " bytes",
+                       ExitCode::kBadInput);
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("job_id") || !j["job_id"].is_string()) continue;
     JobRecord r;

@@ -21,7 +21,8 @@ struct JobRecord {
 // nothing. Throws SlurmError on a write failure.
 void append_job_record(const std::string& store_dir, const JobRecord& r);
 
-// Every record, oldest first; a torn last line is skipped; missing file: none.
+// Every record, oldest first; a torn last line is skipped; missing file: none. A line over
+// 64 MiB is refused (SlurmError, exit 2) before it is read whole.
 std::vector<JobRecord> read_job_records(const std::string& store_dir);
 
 }  // namespace linsweep

@@ -1,6 +1,9 @@
 // HDF5 error capture and identifier ownership.
 #include "storage/hdf5.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -9,11 +12,38 @@
 namespace linsweep {
 namespace {
 
-herr_t innermost(unsigned n, const H5E_error2_t* err, void* data) {
-  auto* out = static_cast<std::string*>(data);
-  if (n == 0 && err != nullptr && err->desc != nullptr) *out = err->desc;
+struct ErrorWalk {
+  std::string innermost;
+  int disk_full_errno = 0;  // ENOSPC or EDQUOT when a write in the stack failed with it
+};
+
+herr_t walk_error(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<ErrorWalk*>(data);
+  if (err == nullptr || err->desc == nullptr) return 0;
+  if (n == 0) {
+    out->innermost = err->desc;  // the sec2 driver's record quotes ctime(), which ends in '\n'
+    std::replace(out->innermost.begin(), out->innermost.end(), '\n', ' ');
+  }
+  // The sec2 driver quotes the failed write's errno: "..., errno = 28, error message = ...".
+  const std::string desc = err->desc;
+  for (int e : {ENOSPC, EDQUOT})
+    if (desc.find("errno = " + std::to_string(e) + ",") != std::string::npos) out->disk_full_errno = e;
   return 0;
 }
+
+ErrorWalk walk_errors() {
+  ErrorWalk w;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_error, &w);
+  H5Eclear2(H5E_DEFAULT);
+  return w;
+}
+
+// HDF5 closes whatever is still open from an atexit handler. A file whose H5Fclose failed (a
+// write error while flushing, e.g. a full disk) stays half-closed in its ID table, and that
+// handler then dereferences it: SIGSEGV in H5F__close_cb (HDF5 1.10), so a clean "exit 1, disk
+// full" became a crash. Every file here is closed explicitly (H5Id), so the handler is not
+// registered. This runs before main, before anything initialises the library.
+const bool kHdf5AtexitOff = H5dont_atexit() >= 0;
 
 }  // namespace
 
@@ -22,12 +52,7 @@ void silence_hdf5_errors() {
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }
 
-std::string h5_error_message() {
-  std::string msg;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &msg);
-  H5Eclear2(H5E_DEFAULT);
-  return msg;
-}
+std::string h5_error_message() { return walk_errors().innermost; }
 
 H5Id open_hdf5_read(const std::string& path) {
   silence_hdf5_errors();
@@ -42,9 +67,11 @@ H5Id open_hdf5_read(const std::string& path) {
 
 hid_t h5_check(hid_t status, const char* call, const char* file, int line) {
   if (status >= 0) return status;
-  const std::string msg = h5_error_message();
+  const ErrorWalk w = walk_errors();
+  // A full disk is the user's to fix: the errno's text, not the driver's long record.
+  if (w.disk_full_errno != 0) throw DiskFullError(std::string(call) + " failed: " + std::strerror(w.disk_full_errno));
   throw StorageError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed" +
-                     (msg.empty() ? "" : ": " + msg));
+                     (w.innermost.empty() ? "" : ": " + w.innermost));
 }
 
 H5Id h5_owned(hid_t id, H5Id::Kind kind, const char* call, const char* file, int line) {
@@ -103,6 +130,27 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
 
 bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
 
+bool fits_in_file(hid_t dataset, std::uint64_t elements) {
+  H5Id type = H5_TYPE(H5Dget_type(dataset));
+  const std::uint64_t element_bytes = std::max<std::size_t>(1, H5Tget_size(type));
+  H5Id file = H5_FILE(H5Iget_file_id(dataset));
+  hsize_t file_bytes = 0;
+  H5_CHECK(H5Fget_filesize(file, &file_bytes));
+  return elements <= file_bytes / element_bytes;
+}
+
+namespace {
+
+// Our attributes hold one value. H5Aread writes every element of the attribute's dataspace, so
+// a file whose attribute has more (or none) would write past the one-value buffer.
+void require_one_value(const H5Id& attr, const std::string& name) {
+  H5Id space = H5_SPACE(H5Aget_space(attr));
+  if (H5Sget_simple_extent_npoints(space) != 1)
+    throw StorageError("attribute '" + name + "' does not hold exactly one value", ExitCode::kBadInput);
+}
+
+}  // namespace
+
 std::string read_string_attribute(hid_t obj, const std::string& name) {
   if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
   H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
@@ -111,6 +159,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
   if (H5Tis_variable_str(type) > 0) throw StorageError("attribute '" + name + "' is a variable-length string", ExitCode::kBadInput);
   const std::size_t size = H5Tget_size(type);
   if (size == 0 || size > (64u << 20)) throw StorageError("attribute '" + name + "' has an invalid size", ExitCode::kBadInput);
+  require_one_value(attr, name);
   std::vector<char> buf(size);
   H5_CHECK(H5Aread(attr, type, buf.data()));
   std::string s(buf.data(), size);
@@ -128,6 +177,7 @@ void write_int_attribute(hid_t obj, const std::string& name, long long value) {
 long long read_int_attribute(hid_t obj, const std::string& name) {
   if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
   H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  require_one_value(attr, name);
   long long v = 0;
   H5_CHECK(H5Aread(attr, H5T_NATIVE_LLONG, &v));
   return v;

@@ -3,13 +3,16 @@
 
 #include <hdf5.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
 namespace linsweep {
 
 // Throws StorageError("<file>:<line>: <call> failed: <HDF5's innermost message>") when
-// `status` is negative; returns it otherwise. HDF5's own printing is switched off once.
+// `status` is negative, or DiskFullError("<call> failed: No space left on device") when a
+// write under it failed with ENOSPC or EDQUOT; returns it otherwise. HDF5's own printing is
+// switched off once.
 hid_t h5_check(hid_t status, const char* call, const char* file, int line);
 #define H5_CHECK(call) ::linsweep::h5_check(static_cast<hid_t>(call), #call, __FILE__, __LINE__)
 
@@ -70,6 +73,11 @@ H5Id make_float16_type();
 // String attributes on any object; read throws StorageError when absent.
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value);
 std::string read_string_attribute(hid_t obj, const std::string& name);
+
+// Whether `elements` values of `dataset`'s file type fit in its file. Our writers never
+// compress tables or unit arrays, so every stored value takes its bytes in the file: a dataset
+// whose extent claims more is corrupted (or crafted), and readers refuse it before allocating.
+bool fits_in_file(hid_t dataset, std::uint64_t elements);
 bool has_attribute(hid_t obj, const std::string& name);
 void write_int_attribute(hid_t obj, const std::string& name, long long value);
 long long read_int_attribute(hid_t obj, const std::string& name);

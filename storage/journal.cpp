@@ -11,10 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/file_io.hpp"
 
 namespace linsweep {
 
 namespace {
+
+constexpr std::size_t kMaxJournalLineBytes = 1u << 20;  // a line of ours is at most ~70 KiB
+constexpr std::size_t kMaxErrorBytes = 64u << 10;
 
 std::string this_host() {
   char host[256] = {};
@@ -24,6 +28,8 @@ std::string this_host() {
 
 std::string journal_line(JournalEvent e, const std::string& host) {
   if (e.host.empty()) e.host = host;
+  // Keeps every line far below what readers accept (kMaxJournalLineBytes).
+  if (e.error.size() > kMaxErrorBytes) e.error = e.error.substr(0, kMaxErrorBytes) + " [...]";
   if (e.time == 0)
     e.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   nlohmann::json j = {{"event", e.event}, {"unit", e.unit}, {"host", e.host}, {"rank", e.rank}, {"time", e.time}};
@@ -36,18 +42,29 @@ std::string journal_line(JournalEvent e, const std::string& host) {
 }
 
 int open_journal(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw StorageError(path + ": cannot open journal: " + std::strerror(errno));
+  // O_NOFOLLOW: a journal.jsonl planted as a symbolic link must not make us append elsewhere.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw_write_error(path + ": cannot open journal", errno);
   return fd;
 }
 
-// One write() per line: with O_APPEND, lines of concurrent appenders never interleave.
+// One write() per line: with O_APPEND, lines of concurrent appenders never interleave. A short
+// write (the disk filled up mid-line) is continued only to learn the errno; the torn line is
+// skipped by readers.
 void write_line(int fd, const std::string& path, const std::string& line, bool durable) {
-  const ssize_t n = ::write(fd, line.data(), line.size());
-  const int e1 = errno;
-  const int rc = durable ? ::fsync(fd) : 0;
-  if (n != static_cast<ssize_t>(line.size()) || rc != 0)
-    throw StorageError(path + ": journal write failed: " + std::strerror(n < 0 ? e1 : errno));
+  std::size_t done = 0;
+  int err = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && durable && ::fsync(fd) != 0) err = errno;
+  if (err != 0) throw_write_error(path + ": journal write failed", err);
 }
 
 }  // namespace
@@ -71,12 +88,16 @@ void JournalWriter::append(JournalEvent event, bool durable) { write_line(fd_, p
 
 std::vector<JournalEvent> read_journal(const std::string& path) {
   std::vector<JournalEvent> out;
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::string line;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  for (LineStatus st; (st = read_line(in, &line, kMaxJournalLineBytes)) != LineStatus::kEnd;) {
     ++line_no;
-    if (in.eof()) break;  // no trailing newline: torn by a crash mid-append
+    if (st == LineStatus::kTooLong)
+      throw StorageError(path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxJournalLineBytes) +
+                             " bytes (not a linsweep journal)",
+                         ExitCode::kBadInput);
+    if (st == LineStatus::kUnterminated) break;  // no trailing newline: torn by a crash mid-append
     // A line that does not parse is crash residue (a torn append that a later one continued)
     // and is skipped; a well-formed event with a mistyped field is not, and is refused.
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);

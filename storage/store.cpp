@@ -22,6 +22,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/path_confinement.hpp"
 #include "storage/hdf5.hpp"
 #include "storage/table_io.hpp"
 
@@ -36,7 +37,40 @@ void fsync_path(const std::string& path, bool directory) {
   const int rc = ::fsync(fd);
   const int e = errno;
   ::close(fd);
-  if (rc != 0) throw StorageError(path + ": fsync failed: " + std::strerror(e));
+  if (rc != 0) throw_write_error(path + ": fsync failed", e);  // delayed write-back errors, ENOSPC on NFS
+}
+
+// Writes all of `text` to `fd`: a short write is retried, so that a full disk reports ENOSPC
+// instead of leaving a silently shortened file. Returns 0 or the errno of the failing write.
+int write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// `e` with the path of the file being written in front, unless it is there already.
+DiskFullError disk_full_at(const std::string& path, const DiskFullError& e) {
+  const std::string m = e.what();
+  return DiskFullError(m.rfind(path, 0) == 0 ? m : path + ": " + m);
+}
+
+// Removes files named .tmp-* under `dir` (recursively when `recurse`): what writers killed
+// mid-write left behind. Only a writer that excludes every other writer may call it.
+void remove_temporaries(const std::string& dir, bool recurse) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> stale;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_symlink(ec)) continue;
+    if (name.rfind(".tmp-", 0) == 0 && it->is_regular_file(ec)) stale.push_back(it->path());
+    else if (recurse && it->is_directory(ec)) remove_temporaries(it->path().string(), true);
+  }
+  for (const auto& f : stale) std::filesystem::remove(f, ec);
 }
 
 void make_dir(const std::string& path) {
@@ -74,13 +108,29 @@ void atomic_replace(const std::string& path, const std::function<void(const std:
   try {
     write(tmp);
     fsync_path(tmp, false);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw StorageError(path + ": rename failed: " + std::strerror(errno));
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_write_error(path + ": rename failed", errno);
     fsync_path(parent_of(path), true);
+  } catch (const DiskFullError& e) {
+    std::remove(tmp.c_str());
+    throw disk_full_at(tmp, e);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;
   }
+}
+
+void require_store_confined(const std::string& dir) {
+  std::vector<std::string> entries = {"lock", "store.json", "spec.yaml", "journal.jsonl", "run.json", "store.h5",
+                                      "store.h5.lock", "units", "logs", "activations", "checkpoints", "models", "slurm",
+                                      "report", "figures"};
+  // One level further where workers create per-unit directories (activations/<id>/<split>/...).
+  for (const char* sub : {"activations", "checkpoints", "models"}) {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(dir + "/" + sub, ec)) continue;  // reported below
+    for (std::filesystem::directory_iterator it(dir + "/" + sub, ec), end; !ec && it != end; it.increment(ec))
+      entries.push_back(std::string(sub) + "/" + it->path().filename().string());
+  }
+  require_real_entries(dir, entries);
 }
 
 void make_output_dir(const std::string& dir) {
@@ -94,10 +144,11 @@ void make_output_dir(const std::string& dir) {
 
 void atomic_write_text(const std::string& path, const std::string& text) {
   atomic_replace(path, [&](const std::string& tmp) {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw StorageError(tmp + ": write failed");
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) throw_write_error(tmp + ": cannot create", errno);
+    const int e = write_all(fd, text);
+    const int closed = ::close(fd) == 0 ? 0 : errno;
+    if (e != 0 || closed != 0) throw_write_error(tmp + ": write failed", e != 0 ? e : closed);
   });
 }
 
@@ -114,6 +165,7 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text, bo
     throw StorageError(dir + ": not a directory, so not a store", ExitCode::kBadInput);
   std::filesystem::create_directories(dir, ec);
   if (ec) throw StorageError(dir + ": cannot create the store directory: " + ec.message());
+  require_store_confined(dir);  // before the lock: `lock` itself may be a planted link
   s.lock_ = std::make_unique<StoreLock>(dir, shared);
   if (is_regular_file(dir + "/" + kMarker)) {
     s.check_marker();
@@ -126,14 +178,14 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text, bo
   make_dir(dir + "/units");
   make_dir(dir + "/logs");
   s.journal_ = std::make_unique<JournalWriter>(dir + "/journal.jsonl");
-  // Temporary files of writers that died mid-commit; only the exclusive lock holder may
-  // remove them (a shared holder's peers may be committing right now).
-  if (DIR* d = shared ? nullptr : ::opendir((dir + "/units").c_str())) {
-    std::vector<std::string> stale;
-    while (const dirent* e = ::readdir(d))
-      if (std::string(e->d_name).rfind(".tmp-", 0) == 0) stale.push_back(dir + "/units/" + e->d_name);
-    ::closedir(d);
-    for (const auto& f : stale) std::remove(f.c_str());
+  // Temporary files of writers that died mid-write (staged units, store.h5, run.json, activation
+  // shards); only the exclusive lock holder may remove them (a shared holder's peers may be
+  // writing right now). report/ and figures/ are left alone: `tables` and `plot` write there
+  // without the lock.
+  if (!shared) {
+    remove_temporaries(dir + "/units", false);
+    remove_temporaries(dir, false);
+    remove_temporaries(dir + "/activations", true);
   }
   return s;
 }
@@ -182,8 +234,16 @@ std::string Store::staging_path(const std::string& unit_id, int rank) const {
 
 std::string Store::stage(const UnitResult& unit, int rank) const {
   const std::string path = staging_path(unit.unit_id, rank);
-  write_unit_file(path, unit);
-  fsync_path(path, false);
+  try {
+    write_unit_file(path, unit);
+    fsync_path(path, false);
+  } catch (const DiskFullError& e) {
+    std::remove(path.c_str());  // a partial file only takes the space that is missing
+    throw disk_full_at(path, e);
+  } catch (...) {
+    std::remove(path.c_str());
+    throw;
+  }
   return path;
 }
 
@@ -194,8 +254,7 @@ void Store::commit_staged(const std::string& staged, const std::string& unit_id,
   const UnitResult u = read_unit_header(staged);  // stage() fsynced it; the header check catches a wrong or truncated file
   if (u.unit_id != unit_id) throw StorageError(staged + ": holds unit " + u.unit_id + ", not " + unit_id);
   const std::string final_path = dir_ + "/units/" + unit_id + ".h5";
-  if (std::rename(staged.c_str(), final_path.c_str()) != 0)
-    throw StorageError(final_path + ": rename failed: " + std::strerror(errno));
+  if (std::rename(staged.c_str(), final_path.c_str()) != 0) throw_write_error(final_path + ": rename failed", errno);
   fsync_path(dir_ + "/units", true);
   journal({.event = "committed", .unit = unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
   remove_unit_checkpoints(unit_id);
@@ -223,12 +282,11 @@ void Store::append_unit_log(const std::string& unit_id, const std::string& line)
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
   const std::string text = std::string(stamp) + " " + line + "\n";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw StorageError(path + ": cannot open the unit log: " + std::strerror(errno));
-  const ssize_t n = ::write(fd, text.data(), text.size());
-  const int err = errno;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw_write_error(path + ": cannot open the unit log", errno);
+  const int err = write_all(fd, text);
   ::close(fd);
-  if (n != static_cast<ssize_t>(text.size())) throw StorageError(path + ": unit log write failed: " + std::strerror(err));
+  if (err != 0) throw_write_error(path + ": unit log write failed", err);
 }
 
 std::vector<JournalEvent> Store::journal_events() const { return read_journal(dir_ + "/journal.jsonl"); }

@@ -108,6 +108,13 @@ void atomic_replace(const std::string& path, const std::function<void(const std:
 // atomic_replace with `text` as the content.
 void atomic_write_text(const std::string& path, const std::string& text);
 
+// Refuses (StorageError, exit 2) a store directory whose own entries (units/, logs/, slurm/,
+// journal.jsonl, lock, ..., and the per-unit directories below activations/, checkpoints/ and
+// models/) are symbolic links: writes through them would land outside the store. The store
+// directory itself may be a link. open_write calls it before taking the lock; `submit`, and
+// `tables`/`plot` writing their default STORE/report and STORE/figures, call it too.
+void require_store_confined(const std::string& dir);
+
 // Creates an output directory (`tables --out`, `plot --out`) and its parents. Throws
 // StorageError, with kBadInput when the path or a parent exists and is not a directory.
 void make_output_dir(const std::string& dir);

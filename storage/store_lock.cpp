@@ -26,7 +26,7 @@ std::string read_holder(int fd) {
 }  // namespace
 
 StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), path_(dir + "/lock") {
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw StorageError(path_ + ": cannot open lock file: " + std::strerror(errno));
   if (::flock(fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     const int e = errno;
@@ -49,8 +49,14 @@ StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), pat
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   const std::string record = "host " + std::string(host) + " pid " + std::to_string(::getpid()) + " since " + when + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, record.data(), record.size(), 0) != static_cast<ssize_t>(record.size()))
-    throw StorageError(path_ + ": cannot write lock record: " + std::strerror(errno));
+  const ssize_t n = ::ftruncate(fd_, 0) != 0 ? -1 : ::pwrite(fd_, record.data(), record.size(), 0);
+  if (n != static_cast<ssize_t>(record.size())) {
+    const int e = n < 0 ? errno : ENOSPC;  // a short write of a few bytes: the disk is full
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+    fd_ = -1;
+    throw_write_error(path_ + ": cannot write lock record", e);
+  }
   ::fsync(fd_);
 }
 

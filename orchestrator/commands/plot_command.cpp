@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/commands/commands.hpp"
+#include "common/path_confinement.hpp"
 #include "storage/figures.hpp"
 #include "storage/store.hpp"
 
@@ -19,6 +20,7 @@ struct PlotArgs {
 
 int run_plot(const PlotArgs& a) {
   const Store store = Store::open_read(a.store);
+  if (a.out.empty()) require_real_entries(a.store, {"figures"});  // the default stays inside the store
   const auto files = write_figures(store, a.out.empty() ? a.store + "/figures" : a.out);
   if (a.json) {
     std::printf("%s\n", nlohmann::json({{"files", files}}).dump().c_str());

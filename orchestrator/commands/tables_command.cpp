@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "orchestrator/commands/commands.hpp"
+#include "common/path_confinement.hpp"
 #include "storage/report.hpp"
 #include "storage/store.hpp"
 
@@ -22,6 +23,7 @@ int run_tables(const TablesArgs& a) {
   const Store store = Store::open_read(a.store);
   const auto tables = build_report(store);
   const std::string out = a.out.empty() ? a.store + "/report" : a.out;
+  if (a.out.empty()) require_real_entries(a.store, {"report/csv"});  // the default stays inside the store
   const ReportFiles written = write_report(tables, out);
   const std::vector<std::string>& files = written.files;
   const std::string& md = written.markdown;

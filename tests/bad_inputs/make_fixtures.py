@@ -226,6 +226,11 @@ def main():
     spec("bad_key_newline", text=json.dumps(dict(base, **{"mod\nels": []}), indent=1))
     spec("bad_corpus_format_newline", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "npy\n#SBATCH x"}])
     spec("bad_corpus_npy", corpora=[{"name": "c", "path": "../corpora/bad_magic.npy", "format": "npy"}])
+    # Names become file names (STORE/models/<model>.<variant>/, HDF5 groups): no way out of the store.
+    spec("bad_model_name_dotdot", models=[{"name": "../../evil", "path": "../models/good_gpt2"}])
+    spec("bad_model_name_slash", models=[{"name": "tiny/../../../evil", "path": "../models/good_gpt2"}])
+    spec("bad_corpus_name_dotdot", corpora=[{"name": "..", "path": "../corpora/good.npy", "format": "npy"}])
+    spec("bad_corpus_name_newline", corpora=[{"name": "c\nx", "path": "../corpora/good.npy", "format": "npy"}])
 
     # ---- stores --------------------------------------------------------------------------
     env = dict(os.environ, LINSWEEP_THREADS="1")
@@ -262,6 +267,34 @@ def main():
         json.dumps({"event": "failed", "unit": units[0][:-3], "host": "h", "rank": "zero", "time": 1.0, "error": "x"}) + "\n"))
     store("bad_unit_newer", lambda d: newer_unit(unit_path(d)))
     store("bad_unit_stray_name", lambda d: shutil.copy(unit_path(d), os.path.join(d, "units", "evil name;.h5")))
+    # Entries of a store that lead outside it: a writer refuses the store (the targets live in
+    # fx/outside, so that a write through a link would change the fixtures).
+    outside = os.path.join(fx, "outside")
+    shutil.copytree(os.path.join(good_store, "units"), os.path.join(outside, "units"))
+    write(os.path.join(outside, "journal.jsonl"), "")
+    write(os.path.join(outside, "lock"), "")
+    os.makedirs(os.path.join(outside, "logs"))
+
+    def link(entry):
+        def mutate(d):
+            target = os.path.join(d, entry)
+            shutil.rmtree(target) if os.path.isdir(target) and not os.path.islink(target) else os.remove(target)
+            os.symlink(os.path.join(outside, entry), target)
+        return mutate
+
+    store("bad_link_units", link("units"))
+    store("bad_link_journal", link("journal.jsonl"))
+    store("bad_link_lock", link("lock"))
+    store("bad_link_logs", link("logs"))
+    store("bad_link_report", lambda d: os.symlink(os.path.join(outside, "logs"), os.path.join(d, "report")))
+    store("bad_link_slurm", lambda d: os.symlink(os.path.join(outside, "logs"), os.path.join(d, "slurm")))
+    # Sizes that a reader must check before allocating: a journal line without end, a unit
+    # attribute with many values (read into a one-value buffer), a table and an array whose
+    # extents claim far more than the file holds (chunked, nothing written).
+    store("bad_journal_long_line", lambda d: open(os.path.join(d, "journal.jsonl"), "a").write("x" * (2 << 20)))
+    store("bad_unit_attr_array", lambda d: unit_attr_array(unit_path(d)))
+    store("bad_unit_table_rows", lambda d: unit_huge_table(os.path.join(d, "units", units[0])))  # all_linear: has rows
+    store("bad_unit_array_huge", lambda d: unit_huge_array(unit_path(d)))
 
     # ---- units files (run --units) ---------------------------------------------------------
     write(os.path.join(fx, "units", "unknown.txt"), "fit-000000000000000000000000\n")
@@ -271,6 +304,29 @@ def main():
     # ---- misc ----------------------------------------------------------------------------
     write(os.path.join(fx, "text", "bad_utf8.txt"), b"hello \xe2\x82 world\n")
     write(os.path.join(fx, "text", "good.txt"), "hello world\n")
+
+
+def unit_attr_array(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        uid = f.attrs["unit_id"]
+        del f.attrs["unit_id"]
+        f.attrs.create("unit_id", np.array([uid] * 64))
+
+
+def unit_huge_table(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        name = next(iter(f["tables"]))
+        dt = f["tables"][name].dtype
+        del f["tables"][name]
+        f["tables"].create_dataset(name, shape=(1 << 25,), dtype=dt, chunks=(1024,))
+
+
+def unit_huge_array(path):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        f["arrays"].create_dataset("huge", shape=(1 << 15, 1 << 15), dtype="f8", chunks=(256, 256))
 
 
 def newer_unit(path):

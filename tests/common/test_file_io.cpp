@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
@@ -84,4 +86,29 @@ TEST_CASE("printable escapes what would break a one-line message") {
   CHECK(printable(std::string("a\0b\tc\r", 6)) == "a\\x00b\\tc\\r");
   CHECK(printable("Δ% ≤ 1") == "Δ% ≤ 1");                   // valid UTF-8 stays
   CHECK(printable("\xff\xfe x \xc3\x28") == "\\xff\\xfe x \\xc3(");  // each invalid byte escaped
+}
+
+TEST_CASE("read_line stops at the limit instead of reading an endless line whole") {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::vector<std::pair<LineStatus, std::string>> expect;
+  };
+  const Case cases[] = {
+      {"good_lines", "a\nbb\n", {{LineStatus::kLine, "a"}, {LineStatus::kLine, "bb"}, {LineStatus::kEnd, ""}}},
+      {"good_empty_line", "\nx\n", {{LineStatus::kLine, ""}, {LineStatus::kLine, "x"}, {LineStatus::kEnd, ""}}},
+      {"good_at_limit", "abcd\n", {{LineStatus::kLine, "abcd"}, {LineStatus::kEnd, ""}}},
+      {"bad_torn_last", "a\nbc", {{LineStatus::kLine, "a"}, {LineStatus::kUnterminated, "bc"}}},
+      {"bad_too_long", "abcde\n", {{LineStatus::kTooLong, "abcd"}}},
+      {"bad_too_long_torn", "abcdefgh", {{LineStatus::kTooLong, "abcd"}}},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    std::istringstream in(c.text);
+    std::string line;
+    for (const auto& [status, text] : c.expect) {
+      CHECK(read_line(in, &line, 4) == status);
+      CHECK(line == text);
+    }
+  }
 }

@@ -146,3 +146,40 @@ TEST_CASE("bad_: missing files, duplicate names and a context past a model's pos
     CHECK_THROWS_WITH(load_spec(dir / "spec.yaml"), Catch::Contains(cs.message) && Catch::StartsWith(dir / "spec.yaml"));
   }
 }
+
+TEST_CASE("bad_: model and corpus names that would leave the store as file names are refused") {
+  ScratchDir dir;
+  const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
+  auto spec = [&](const std::string& model, const std::string& corpus) {
+    return "store: s\nmodels:\n  - {name: " + model + ", path: " + m + "}\ncorpora:\n  - {name: " + corpus + ", path: " + c + "}\n";
+  };
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"bad_model_dotdot", spec("\"../../evil\"", "s"), ":3: models[0].name: '../../evil' must start with a letter or a digit"},
+      {"bad_model_slash", spec("\"a/../../b\"", "s"), ":3: models[0].name: 'a/../../b' contains '/'"},
+      {"bad_model_absolute", spec("/etc/x", "s"), "models[0].name: '/etc/x' must start with a letter or a digit"},
+      {"bad_model_hidden", spec(".m", "s"), "models[0].name: '.m' must start with a letter or a digit"},
+      {"bad_model_space", spec("\"gpt 2\"", "s"), "models[0].name: 'gpt 2' contains ' '"},
+      {"bad_model_long", spec(std::string(129, 'm'), "s"), "models[0].name: '" + std::string(129, 'm') + "' is longer than 128 bytes"},
+      {"bad_corpus_dotdot", spec("a", "\"..\""), ":5: corpora[0].name: '..' must start with a letter or a digit"},
+      {"bad_corpus_slash", spec("a", "\"x/y\""), "corpora[0].name: 'x/y' contains '/'"},
+      {"bad_corpus_newline", spec("a", "\"x\\ny\""), "corpora[0].name: 'x\\ny' contains '\\n'"},
+  };
+  for (const auto& cs : cases) {
+    INFO(cs.name);
+    test::write_text(dir / "spec.yaml", cs.text);
+    try {
+      load_spec(dir / "spec.yaml");
+      FAIL("accepted " << cs.name);
+    } catch (const SpecError& e) {
+      CHECK(e.exit_code() == ExitCode::kBadInput);
+      CHECK_THAT(e.what(), Catch::StartsWith(dir / "spec.yaml") && Catch::Contains(cs.message));
+    }
+  }
+  test::write_text(dir / "spec.yaml", spec("gpt2-medium.v1_x", "wikitext103"));
+  CHECK(load_spec(dir / "spec.yaml").models[0].name == "gpt2-medium.v1_x");
+}

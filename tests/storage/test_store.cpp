@@ -250,3 +250,92 @@ TEST_CASE("unit logs append timestamped lines; readers cannot write them") {
   const Store r = Store::open_read(dir / "store");
   CHECK_THROWS_WITH(s.append_unit_log("../x", "y"), Catch::Contains("not a safe file name"));
 }
+
+TEST_CASE("write errors: ENOSPC and EDQUOT are DiskFullError, others StorageError; stage leaves nothing behind") {
+  CHECK_THROWS_AS(throw_write_error("x", ENOSPC), DiskFullError);
+  CHECK_THROWS_AS(throw_write_error("x", EDQUOT), DiskFullError);
+  CHECK_THROWS_WITH(throw_write_error("f", ENOSPC), "f: No space left on device");
+  try {
+    throw_write_error("f", EACCES);
+  } catch (const DiskFullError&) {
+    FAIL("EACCES is not a full disk");
+  } catch (const StorageError& e) {
+    CHECK(e.exit_code() == ExitCode::kUnitsFailed);
+  }
+  // A stage that fails midway (an array with too few values) removes its partial file.
+  ScratchDir dir;
+  Store s = Store::open_write(dir / "store");
+  UnitResult bad = sample_unit("u1", 1);
+  bad.arrays["x"] = ArrayData{{2, 2}, {1, 2, 3}};  // 3 values for 4: write_unit_file throws midway
+  CHECK_THROWS_AS(s.stage(bad, 1), StorageError);
+  CHECK(!std::filesystem::exists(s.staging_path("u1", 1)));
+}
+
+TEST_CASE("bad_: a store whose entries are symbolic links is refused before anything is written") {
+  struct Case {
+    const char* name;
+    const char* entry;  // replaced by a link to a directory or file outside the store
+    bool directory;
+  };
+  const Case cases[] = {
+      {"bad_units", "units", true},       {"bad_logs", "logs", true},           {"bad_slurm", "slurm", true},
+      {"bad_activations", "activations", true}, {"bad_journal", "journal.jsonl", false}, {"bad_lock", "lock", false},
+      {"bad_run_json", "run.json", false}, {"bad_store_h5", "store.h5", false}, {"bad_unit_activations", "activations/u1", true},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    ScratchDir dir;
+    const std::string store = dir / "store", outside = dir / "outside";
+    {
+      Store s = Store::open_write(store);
+      s.commit(sample_unit("u1", 1));
+      s.rebuild_consolidated();
+    }
+    std::filesystem::create_directories(store + "/activations/u1");
+    std::filesystem::create_directories(outside);
+    const std::string target = outside + "/" + std::filesystem::path(c.entry).filename().string();
+    if (c.directory) std::filesystem::create_directories(target);
+    else test::write_text(target, "");
+    std::filesystem::remove_all(store + "/" + c.entry);
+    std::filesystem::create_symlink(target, store + "/" + c.entry);
+    try {
+      Store::open_write(store);
+      FAIL("accepted " << c.name);
+    } catch (const StorageError& e) {
+      CHECK(e.exit_code() == ExitCode::kBadInput);
+      CHECK_THAT(e.what(), Catch::Contains(std::string("/") + c.entry + ": is a symbolic link (to " + target + ")") &&
+                               Catch::Contains("linsweep writes only inside"));
+    }
+    // Nothing was written through the link.
+    if (c.directory) CHECK(std::filesystem::is_empty(target));
+    else CHECK(test::read_text(target).empty());
+  }
+  // The store directory itself may be a link (runs/ on a scratch file system).
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "real");
+  std::filesystem::create_directory_symlink(dir / "real", dir / "link");
+  Store s = Store::open_write(dir / "link");
+  s.commit(sample_unit("u1", 1));
+  CHECK(std::filesystem::exists(dir / "real/units/u1.h5"));
+}
+
+TEST_CASE("bad_: a journal line longer than 1 MiB is refused, not read whole") {
+  ScratchDir dir;
+  {
+    Store s = Store::open_write(dir / "store");
+    s.commit(sample_unit("u1", 1));
+  }
+  {
+    std::ofstream out(dir / "store/journal.jsonl", std::ios::app);
+    out << std::string((1u << 20) + 1, 'x') << "\n";
+  }
+  CHECK_THROWS_WITH(Store::open_read(dir / "store").journal_events(),
+                    Catch::Contains("journal.jsonl:2: line longer than 1048576 bytes"));
+  // Our own lines stay short: an error message is cut at 64 KiB.
+  ScratchDir other;
+  Store s = Store::open_write(other / "store");
+  s.journal({.event = "failed", .unit = "u1", .error = std::string(1u << 20, 'e')});
+  const auto events = s.journal_events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].error.size() < (70u << 10));
+}

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include <filesystem>
+#include <functional>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "storage/hdf5.hpp"
@@ -91,6 +93,81 @@ TEST_CASE("bad_: truncated, corrupted, foreign and newer-schema unit files are r
     }
   }
   CHECK_THROWS_WITH(read_unit_file(dir / "newer.h5"), Catch::Contains("newer than this build"));
+}
+
+TEST_CASE("bad_: extents and attributes that claim more than the file holds are refused before reading") {
+  ScratchDir dir;
+  struct Case {
+    const char* name;
+    std::function<void(hid_t file)> mutate;
+    const char* message;
+  };
+  const Case cases[] = {
+      // H5Aread writes every element: 64 values into a one-value buffer before the check existed.
+      {"bad_attr_array",
+       [](hid_t f) {
+         H5_CHECK(H5Adelete(f, "unit_id"));
+         H5Id type = H5_TYPE(H5Tcopy(H5T_C_S1));
+         H5_CHECK(H5Tset_size(type, 8));
+         const hsize_t n = 64;
+         H5Id space = H5_SPACE(H5Screate_simple(1, &n, nullptr));
+         H5Id attr = H5_ATTR(H5Acreate2(f, "unit_id", type, space, H5P_DEFAULT, H5P_DEFAULT));
+         const std::string values(8 * n, 'x');
+         H5_CHECK(H5Awrite(attr, type, values.data()));
+       },
+       "attribute 'unit_id' does not hold exactly one value"},
+      {"bad_int_attr_array",
+       [](hid_t f) {
+         H5_CHECK(H5Adelete(f, "schema_version"));
+         const hsize_t n = 16;
+         H5Id space = H5_SPACE(H5Screate_simple(1, &n, nullptr));
+         H5Id attr = H5_ATTR(H5Acreate2(f, "schema_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT));
+         const std::vector<long long> v(n, 1);
+         H5_CHECK(H5Awrite(attr, H5T_NATIVE_LLONG, v.data()));
+       },
+       "attribute 'schema_version' does not hold exactly one value"},
+      // Chunked and never written: a few hundred bytes that claim 2^25 rows (gigabytes to read).
+      {"bad_table_rows",
+       [](hid_t f) {
+         H5Id tables = H5_GROUP(H5Gopen2(f, "tables", H5P_DEFAULT));
+         H5Id old = H5_DATASET(H5Dopen2(tables, "all_linear", H5P_DEFAULT));
+         H5Id type = H5_TYPE(H5Dget_type(old));
+         old.reset();
+         H5_CHECK(H5Ldelete(tables, "all_linear", H5P_DEFAULT));
+         const hsize_t n = hsize_t{1} << 25, chunk = 1024;
+         H5Id space = H5_SPACE(H5Screate_simple(1, &n, nullptr));
+         H5Id dcpl = H5_PLIST(H5Pcreate(H5P_DATASET_CREATE));
+         H5_CHECK(H5Pset_chunk(dcpl, 1, &chunk));
+         H5_DATASET(H5Dcreate2(tables, "all_linear", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+       },
+       "table 'all_linear': claims 33554432 rows, more than the file holds"},
+      {"bad_array_extent",
+       [](hid_t f) {
+         H5Id arrays = H5_GROUP(H5Gopen2(f, "arrays", H5P_DEFAULT));
+         const hsize_t dims[2] = {hsize_t{1} << 15, hsize_t{1} << 15}, chunk[2] = {256, 256};
+         H5Id space = H5_SPACE(H5Screate_simple(2, dims, nullptr));
+         H5Id dcpl = H5_PLIST(H5Pcreate(H5P_DATASET_CREATE));
+         H5_CHECK(H5Pset_chunk(dcpl, 2, chunk));
+         H5_DATASET(H5Dcreate2(arrays, "huge", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+       },
+       "array 'huge' claims 1073741824 values, more than the file holds"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const std::string path = dir / (std::string(c.name) + ".h5");
+    write_unit_file(path, sample_unit("u", 1));
+    {
+      H5Id f = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+      c.mutate(f);
+    }
+    try {
+      read_unit_file(path);
+      FAIL("accepted " << c.name);
+    } catch (const StorageError& e) {
+      CHECK(e.exit_code() == ExitCode::kBadInput);
+      CHECK_THAT(e.what(), Catch::StartsWith(path) && Catch::Contains(c.message));
+    }
+  }
 }
 
 TEST_CASE("bad_: rows that do not match their schema are refused before writing") {
