@@ -82,6 +82,20 @@ void H5Id::close(const char* what) {
   h5_check(rc, what, __FILE__, __LINE__);
 }
 
+void require_stored(hid_t ds, unsigned long long elements, const std::string& what) {
+  if (elements == 0) return;
+  H5Id type = H5_TYPE(H5Dget_type(ds));
+  const std::size_t element_size = H5Tget_size(type);
+  if (element_size == 0) throw StorageError(what + " has an element type of size 0", ExitCode::kBadInput);
+  // H5Dget_storage_size is 0 both for no storage and on failure: either way nothing to read.
+  const hsize_t stored = H5Dget_storage_size(ds);
+  H5Eclear2(H5E_DEFAULT);
+  if (elements > stored / element_size)
+    throw StorageError(what + " declares " + std::to_string(elements) + " elements of " + std::to_string(element_size) +
+                           " bytes but stores only " + std::to_string(stored) + " bytes",
+                       ExitCode::kBadInput);
+}
+
 H5Id make_float16_type() {
   H5Id t = H5_TYPE(H5Tcopy(H5T_IEEE_F32LE));
   H5_CHECK(H5Tset_fields(t, 15, 10, 5, 0, 10));

@@ -94,6 +94,7 @@ Table read_table(hid_t group, const Table& schema) {
   hsize_t n = 0;
   H5_CHECK(H5Sget_simple_extent_dims(space, &n, nullptr));
   if (n > kMaxTableRows) bad("has more than the allowed number of rows");
+  require_stored(ds, n, "table '" + schema.name + "'");
   H5Id ftype = H5_TYPE(H5Dget_type(ds));
   if (H5Tget_class(ftype) != H5T_COMPOUND) bad("not a compound dataset");
   std::vector<std::size_t> widths(schema.columns.size(), 1);
