@@ -35,6 +35,9 @@ nlohmann::json read_json_file(const std::string& path, std::size_t max_bytes) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path + ": invalid JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::out_of_range&) {
+    // nlohmann throws out_of_range, not parse_error, for a number past double's range (1e400).
+    throw InputError(path + ": invalid JSON: a number is out of range");
   }
 }
 

@@ -41,6 +41,9 @@ class Ctx {
 void only_keys(const Ctx& ctx, const YAML::Node& map, const std::string& field, const std::set<std::string>& allowed) {
   if (!map.IsMap()) ctx.fail(map, field, "expected a mapping");
   for (const auto& kv : map) {
+    // YAML allows null, sequence and mapping keys (`? [a, b]`, `{&x : 1}`); as<std::string>()
+    // would throw yaml-cpp's own exception for them.
+    if (!kv.first.IsScalar()) ctx.fail(kv.first, field.empty() ? "key" : field, "expected a key that is a string");
     const std::string key = kv.first.as<std::string>();
     if (allowed.count(key) == 0) {
       std::string known;
@@ -299,7 +302,9 @@ const std::vector<std::string>& known_experiments() {
   return names;
 }
 
-SweepSpec load_spec(const std::string& path, const std::string& store_override) {
+namespace {
+
+SweepSpec read_spec(const std::string& path, const std::string& store_override) {
   const Ctx ctx(path);
   SweepSpec spec;
   spec.file = path;
@@ -506,6 +511,18 @@ SweepSpec load_spec(const std::string& path, const std::string& store_override) 
     }
   }
   return spec;
+}
+
+}  // namespace
+
+SweepSpec load_spec(const std::string& path, const std::string& store_override) {
+  try {
+    return read_spec(path, store_override);
+  } catch (const YAML::Exception& e) {
+    // A conversion the checks above did not foresee (yaml-cpp throws from as<T>() and from
+    // iterating a node of the wrong kind): still a problem of the spec, never a crash.
+    throw SpecError(path + (e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "") + ": " + printable(e.msg));
+  }
 }
 
 }  // namespace linsweep

@@ -19,6 +19,7 @@ if [[ $demo_only -eq 0 ]]; then
     python3-torch python3-numpy python3-h5py   # independent references for tests and bench/
     python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
     slurm-wlm munge                            # Slurm integration test: a single-node cluster on this host
+    clang-14 libclang-rt-14-dev                # scripts/fuzz.sh: libFuzzer with ASan and UBSan
   )
 fi
 missing=()

@@ -109,6 +109,20 @@ void H5Id::close(const char* what) {
   h5_check(rc, what, __FILE__, __LINE__);
 }
 
+void require_stored(hid_t ds, unsigned long long elements, const std::string& what) {
+  if (elements == 0) return;
+  H5Id type = H5_TYPE(H5Dget_type(ds));
+  const std::size_t element_size = H5Tget_size(type);
+  if (element_size == 0) throw StorageError(what + " has an element type of size 0", ExitCode::kBadInput);
+  // H5Dget_storage_size is 0 both for no storage and on failure: either way nothing to read.
+  const hsize_t stored = H5Dget_storage_size(ds);
+  H5Eclear2(H5E_DEFAULT);
+  if (elements > stored / element_size)
+    throw StorageError(what + " declares " + std::to_string(elements) + " elements of " + std::to_string(element_size) +
+                           " bytes but stores only " + std::to_string(stored) + " bytes",
+                       ExitCode::kBadInput);
+}
+
 H5Id make_float16_type() {
   H5Id t = H5_TYPE(H5Tcopy(H5T_IEEE_F32LE));
   H5_CHECK(H5Tset_fields(t, 15, 10, 5, 0, 10));
@@ -129,15 +143,6 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
 }
 
 bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
-
-bool fits_in_file(hid_t dataset, std::uint64_t elements) {
-  H5Id type = H5_TYPE(H5Dget_type(dataset));
-  const std::uint64_t element_bytes = std::max<std::size_t>(1, H5Tget_size(type));
-  H5Id file = H5_FILE(H5Iget_file_id(dataset));
-  hsize_t file_bytes = 0;
-  H5_CHECK(H5Fget_filesize(file, &file_bytes));
-  return elements <= file_bytes / element_bytes;
-}
 
 namespace {
 

@@ -67,6 +67,13 @@ H5Id h5_owned(hid_t id, H5Id::Kind kind, const char* call, const char* file, int
 // StorageError(kBadInput) "truncated or corrupted HDF5 file (<HDF5's message>)".
 H5Id open_hdf5_read(const std::string& path);
 
+// Throws StorageError(kBadInput) "<what> declares N elements but stores only B bytes" unless
+// dataset `ds` has `elements` × (its element size) bytes stored in the file. A read must call it
+// before allocating from a declared extent: a dataset can declare any extent with no storage
+// behind it (HDF5 then reads fill values), so a few bytes of a corrupted file could otherwise
+// ask for gigabytes. Only for datasets written uncompressed, as every store file is.
+void require_stored(hid_t ds, unsigned long long elements, const std::string& what);
+
 // IEEE binary16 as an HDF5 float type (HDF5 1.10 has no predefined one; h5py reads it as float16).
 H5Id make_float16_type();
 
@@ -74,10 +81,6 @@ H5Id make_float16_type();
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value);
 std::string read_string_attribute(hid_t obj, const std::string& name);
 
-// Whether `elements` values of `dataset`'s file type fit in its file. Our writers never
-// compress tables or unit arrays, so every stored value takes its bytes in the file: a dataset
-// whose extent claims more is corrupted (or crafted), and readers refuse it before allocating.
-bool fits_in_file(hid_t dataset, std::uint64_t elements);
 bool has_attribute(hid_t obj, const std::string& name);
 void write_int_attribute(hid_t obj, const std::string& name, long long value);
 long long read_int_attribute(hid_t obj, const std::string& name);

@@ -94,9 +94,9 @@ Table read_table(hid_t group, const Table& schema) {
   hsize_t n = 0;
   H5_CHECK(H5Sget_simple_extent_dims(space, &n, nullptr));
   if (n > kMaxTableRows) bad("has more than the allowed number of rows");
+  require_stored(ds, n, "table '" + schema.name + "'");
   H5Id ftype = H5_TYPE(H5Dget_type(ds));
   if (H5Tget_class(ftype) != H5T_COMPOUND) bad("not a compound dataset");
-  if (!fits_in_file(ds, n)) bad("claims " + std::to_string(n) + " rows, more than the file holds");
   std::vector<std::size_t> widths(schema.columns.size(), 1);
   std::vector<bool> present(schema.columns.size(), true);
   for (std::size_t c = 0; c < schema.columns.size(); ++c) {

@@ -34,8 +34,7 @@ herr_t visit_array(hid_t group, const char* name, const H5O_info_t* info, void* 
       n *= d;
       a.shape.push_back(static_cast<std::int64_t>(d));
     }
-    if (!fits_in_file(ds, n))
-      throw StorageError(std::string("array '") + name + "' claims " + std::to_string(n) + " values, more than the file holds");
+    require_stored(ds, n, std::string("array '") + name + "'");
     a.values.resize(n);
     if (n > 0) H5_CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()));
     (*v->out)[name] = std::move(a);

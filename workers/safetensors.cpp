@@ -93,6 +93,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_([&] {
     header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_len));
   } catch (const nlohmann::json::parse_error& e) {
     fail("header is not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::out_of_range&) {  // a number past double's range (1e400)
+    fail("header is not valid JSON (a number is out of range)");
   }
   if (!header.is_object()) fail("header is not a JSON object");
 

@@ -140,7 +140,7 @@ TEST_CASE("bad_: extents and attributes that claim more than the file holds are 
          H5_CHECK(H5Pset_chunk(dcpl, 1, &chunk));
          H5_DATASET(H5Dcreate2(tables, "all_linear", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
        },
-       "table 'all_linear': claims 33554432 rows, more than the file holds"},
+       "table 'all_linear' declares 33554432 elements"},
       {"bad_array_extent",
        [](hid_t f) {
          H5Id arrays = H5_GROUP(H5Gopen2(f, "arrays", H5P_DEFAULT));
@@ -150,7 +150,7 @@ TEST_CASE("bad_: extents and attributes that claim more than the file holds are 
          H5_CHECK(H5Pset_chunk(dcpl, 2, chunk));
          H5_DATASET(H5Dcreate2(arrays, "huge", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
        },
-       "array 'huge' claims 1073741824 values, more than the file holds"},
+       "array 'huge' declares 1073741824 elements"},
   };
   for (const auto& c : cases) {
     INFO(c.name);

@@ -160,6 +160,8 @@ std::vector<std::string> read_documents(const std::string& path, CorpusFormat fo
           j = nlohmann::json::parse(line);
         } catch (const nlohmann::json::parse_error& e) {
           throw InputError(path + ":" + std::to_string(line_no) + ": invalid JSON at byte " + std::to_string(e.byte));
+        } catch (const nlohmann::json::out_of_range&) {  // a number past double's range (1e400)
+          throw InputError(path + ":" + std::to_string(line_no) + ": invalid JSON: a number is out of range");
         }
         if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
           throw InputError(path + ":" + std::to_string(line_no) + ": expected an object with a string \"text\"");

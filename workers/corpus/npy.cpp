@@ -1,11 +1,12 @@
 // .npy parsing with every length checked against the file.
 #include "workers/corpus/npy.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <regex>
 #include <span>
+#include <string_view>
 
 #include "common/errors.hpp"
 #include "common/mapped_file.hpp"
@@ -14,6 +15,23 @@ namespace linsweep {
 namespace {
 
 constexpr std::size_t kMaxHeader = 1u << 16;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Calls `value(rest)` for each occurrence of `quoted_key` followed by optional whitespace, ':' and
+// optional whitespace (rest: the header after them), in order, until it returns true. Loops, not
+// a regex: the header is up to kMaxHeader bytes of whatever a file holds.
+template <class F>
+void for_each_entry(std::string_view header, std::string_view quoted_key, F&& value) {
+  for (std::size_t at = header.find(quoted_key); at != std::string_view::npos; at = header.find(quoted_key, at + 1)) {
+    std::size_t p = at + quoted_key.size();
+    while (p < header.size() && is_space(header[p])) ++p;
+    if (p >= header.size() || header[p] != ':') continue;
+    ++p;
+    while (p < header.size() && is_space(header[p])) ++p;
+    if (value(header.substr(p))) return;
+  }
+}
 
 struct NpyLayout {
   char kind;                // 'i' or 'u'
@@ -41,25 +59,46 @@ NpyLayout parse_npy(std::span<const std::uint8_t> b, const std::string& path) {
     fail("unsupported .npy version " + std::to_string(major));
   }
   if (header_len > kMaxHeader || header_len > b.size() - header_start) fail(".npy header length runs past the end of the file");
-  const std::string header(reinterpret_cast<const char*>(b.data() + header_start), header_len);
+  const std::string_view header(reinterpret_cast<const char*>(b.data() + header_start), header_len);
 
-  std::smatch m;
-  static const std::regex descr_re(R"('descr'\s*:\s*'([<>|=])([a-zA-Z])(\d+)')");
-  static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(header, m, descr_re)) fail(".npy header has no supported 'descr'");
-  const char endian = m[1].str()[0];
-  const char kind = m[2].str()[0];
-  const int size = std::stoi(m[3].str().substr(0, 2));
+  // The three entries the reader needs, each at the first occurrence of its key where the value
+  // has the expected form (what std::regex_search did before; libstdc++'s regex recursed once per
+  // character and overflowed the stack on a 32 KB header, well inside kMaxHeader).
+  std::string_view descr, fortran, dims;
+  for_each_entry(header, "'descr'", [&](std::string_view v) {
+    std::size_t digits = 3;
+    while (digits < v.size() && v[digits] >= '0' && v[digits] <= '9') ++digits;
+    if (v.size() < 5 || v[0] != '\'' || std::string_view("<>|=").find(v[1]) == std::string_view::npos ||
+        !std::isalpha(static_cast<unsigned char>(v[2])) || digits == 3 || digits >= v.size() || v[digits] != '\'')
+      return false;
+    descr = v.substr(1, digits - 1);  // e.g. <i4
+    return true;
+  });
+  if (descr.empty()) fail(".npy header has no supported 'descr'");
+  const char endian = descr[0];
+  const char kind = descr[1];
+  const int size = std::stoi(std::string(descr.substr(2, 2)));
   const bool big = endian == '>';
   if (!((kind == 'i' && (size == 4 || size == 8)) || (kind == 'u' && size == 2)))
-    fail(".npy dtype " + m[1].str() + m[2].str() + m[3].str() + " is not supported (int32, int64, uint16)");
-  if (!std::regex_search(header, m, fortran_re)) fail(".npy header has no 'fortran_order'");
-  if (m[1] == "True") fail(".npy array is Fortran-ordered");
-  if (!std::regex_search(header, m, shape_re)) fail(".npy header has no 'shape'");
+    fail(".npy dtype " + std::string(descr.substr(0, 12)) + " is not supported (int32, int64, uint16)");
+  for_each_entry(header, "'fortran_order'", [&](std::string_view v) {
+    for (std::string_view word : {"True", "False"})
+      if (v.starts_with(word)) fortran = word;
+    return !fortran.empty();
+  });
+  if (fortran.empty()) fail(".npy header has no 'fortran_order'");
+  if (fortran == "True") fail(".npy array is Fortran-ordered");
+  bool has_shape = false;
+  for_each_entry(header, "'shape'", [&](std::string_view v) {
+    const std::size_t close = v.find(')');
+    if (v.empty() || v[0] != '(' || close == std::string_view::npos) return false;
+    dims = v.substr(1, close - 1);
+    has_shape = true;
+    return true;
+  });
+  if (!has_shape) fail(".npy header has no 'shape'");
   std::uint64_t count = 1;
   {
-    const std::string dims = m[1].str();
     std::size_t pos = 0;
     bool any = false;
     while (pos < dims.size()) {
@@ -68,7 +107,7 @@ NpyLayout parse_npy(std::span<const std::uint8_t> b, const std::string& path) {
       std::size_t end = pos;
       while (end < dims.size() && dims[end] >= '0' && dims[end] <= '9') ++end;
       if (end == pos || end - pos > 15) fail(".npy shape is invalid");
-      std::uint64_t d = std::stoull(dims.substr(pos, end - pos));
+      std::uint64_t d = std::stoull(std::string(dims.substr(pos, end - pos)));
       if (d != 0 && count > std::numeric_limits<std::uint64_t>::max() / d / 8) fail(".npy shape overflows");
       count *= d;
       any = true;

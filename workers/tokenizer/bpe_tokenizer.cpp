@@ -29,6 +29,13 @@ void read_vocab(const nlohmann::json& vocab, const std::string& source,
   }
 }
 
+// The "type" of a tokenizer.json component, or `fallback` when it has none or it is not a string
+// (json::value("type", ...) would throw nlohmann's type_error for {"type": 3}).
+std::string component_type(const nlohmann::json& component, const std::string& fallback) {
+  if (!component.is_object() || !component.contains("type") || !component["type"].is_string()) return fallback;
+  return component["type"].get<std::string>();
+}
+
 }  // namespace
 
 BpeTokenizer BpeTokenizer::from_directory(const std::string& dir) {
@@ -74,23 +81,23 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
   auto check_byte_level = [&](const nlohmann::json& pre) {
     if (pre.is_null()) return;
     if (!pre.is_object()) throw InputError(path + ": pre_tokenizer is not an object");
-    if (pre.value("type", "") == "Sequence" && pre.contains("pretokenizers") && pre["pretokenizers"].is_array() &&
+    if (component_type(pre, "") == "Sequence" && pre.contains("pretokenizers") && pre["pretokenizers"].is_array() &&
         pre["pretokenizers"].size() == 1) {
       return;  // a one-element sequence; inspected below through the element
     }
-    if (pre.value("type", "") != "ByteLevel")
-      throw InputError(path + ": pre_tokenizer '" + pre.value("type", "?") + "' is not supported (ByteLevel only)");
+    if (component_type(pre, "") != "ByteLevel")
+      throw InputError(path + ": pre_tokenizer '" + printable(component_type(pre, "?")) + "' is not supported (ByteLevel only)");
     if (pre.contains("add_prefix_space") && pre["add_prefix_space"].is_boolean())
       t.add_prefix_space_ = pre["add_prefix_space"].get<bool>();
   };
   if (j.contains("pre_tokenizer")) {
     check_byte_level(j["pre_tokenizer"]);
-    if (j["pre_tokenizer"].is_object() && j["pre_tokenizer"].value("type", "") == "Sequence")
+    if (component_type(j["pre_tokenizer"], "") == "Sequence")
       check_byte_level(j["pre_tokenizer"]["pretokenizers"][0]);
   }
   if (j.contains("normalizer") && !j["normalizer"].is_null()) {
-    const std::string type = j["normalizer"].is_object() ? j["normalizer"].value("type", "?") : "?";
-    if (type != "NFC") throw InputError(path + ": normalizer '" + type + "' is not supported (none or NFC)");
+    const std::string type = component_type(j["normalizer"], "?");
+    if (type != "NFC") throw InputError(path + ": normalizer '" + printable(type) + "' is not supported (none or NFC)");
     t.nfc_ = true;
   }
   std::vector<std::pair<std::string, std::string>> merges;

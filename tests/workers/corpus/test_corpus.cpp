@@ -88,6 +88,26 @@ TEST_CASE("good_: .npy int32, int64 and uint16 streams, little and big endian") 
   CHECK_THROWS_WITH(read_npy_tokens(dir / "hdr.npy"), Catch::Contains("runs past the end"));
 }
 
+TEST_CASE("good_: a .npy header near its 64 KiB limit, and keys whose first occurrence is no entry") {
+  // libstdc++'s std::regex recursed per character and overflowed the stack on a 32 KB header.
+  ScratchDir dir;
+  auto make_v2 = [&](const std::string& header_text) {
+    std::string header = header_text;
+    while ((12 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    const std::uint32_t n = static_cast<std::uint32_t>(header.size());
+    std::string out = std::string("\x93NUMPY\x02\x00", 8);
+    for (int i = 0; i < 4; ++i) out += static_cast<char>((n >> (8 * i)) & 0xFF);
+    test::write_text(dir / "v2.npy", out + header + std::string("\x2a\0\0\0\x07\0\0\0", 8));
+    return dir / "v2.npy";
+  };
+  const std::string pad(30000, ' ');  // twice: about 60 KB of header
+  CHECK(read_npy_tokens(make_v2("{'descr':" + pad + "'<i4', 'fortran_order': False, 'shape': (" + pad + "2,), }")) ==
+        std::vector<TokenId>{42, 7});
+  CHECK(read_npy_tokens(make_v2("{'note': \"'descr' 'shape' 'fortran_order'\", 'descr': '<i4', 'fortran_order': False, "
+                                "'shape': (2,), }")) == std::vector<TokenId>{42, 7});
+}
+
 TEST_CASE("bad_: invalid UTF-8, empty corpora and malformed lines are refused with the file named") {
   ScratchDir dir;
   const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));

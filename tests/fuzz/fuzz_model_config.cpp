@@ -1,0 +1,23 @@
+// Fuzz target: an HF config.json through read_model_config (GPT-2 and GPT-NeoX parsers).
+#include "fuzz_support.hpp"
+#include "fuzz_targets.hpp"
+#include "workers/model/architecture_registry.hpp"
+#include "workers/model/model_config.hpp"
+
+namespace linsweep {
+
+int fuzz_model_config(const std::uint8_t* data, std::size_t size) {
+  fuzz::register_config_architectures();
+  fuzz::write_input("model/config.json", fuzz::as_text(data, size));
+  fuzz::expect_bad_input([&] {
+    const ModelConfig c = read_model_config(fuzz::scratch_dir() + "/model");
+    // A loader counts the parameters of every accepted config before allocating any.
+    const auto& arch = ArchitectureRegistry::instance().get(c.architecture, "config.json");
+    if (arch.count_parameters(c) <= 0) fuzz::fail("accepted config has no parameters");
+  });
+  return 0;
+}
+
+}  // namespace linsweep
+
+LINSWEEP_FUZZ_ENTRY(fuzz_model_config)
