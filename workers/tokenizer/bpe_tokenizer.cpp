@@ -14,8 +14,6 @@
 namespace linsweep {
 namespace {
 
-constexpr std::size_t kMaxVocabBytes = 64u << 20;
-constexpr std::size_t kMaxMergesBytes = 64u << 20;
 constexpr std::size_t kMaxTokenizerJsonBytes = 256u << 20;
 
 void read_vocab(const nlohmann::json& vocab, const std::string& source,

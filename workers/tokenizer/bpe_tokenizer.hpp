@@ -1,6 +1,7 @@
 // GPT-2 byte-level BPE tokenizer loaded from vocab.json + merges.txt or tokenizer.json.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,10 @@
 namespace linsweep {
 
 using TokenId = std::int32_t;
+
+// The largest vocab.json and merges.txt any loader reads (GPT-2's are 1.0 MB and 456 KB).
+inline constexpr std::size_t kMaxVocabBytes = 64u << 20;
+inline constexpr std::size_t kMaxMergesBytes = 64u << 20;
 
 // Byte-level BPE with GPT-2's pre-tokenization and merge order. Ids come from the vocab, so
 // a tokenizer whose merges are a prefix of GPT-2's gives GPT-2's ids for every token it has.

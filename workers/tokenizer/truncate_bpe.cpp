@@ -16,9 +16,6 @@
 namespace linsweep {
 namespace {
 
-// GPT-2's files are 1.0 MB and 456 KB; the same limits as BpeTokenizer's loader.
-constexpr std::size_t kMaxVocabBytes = 64u << 20;
-constexpr std::size_t kMaxMergesBytes = 64u << 20;
 constexpr std::string_view kEos = "<|endoftext|>";
 
 // Writes `text` to `path` through a temporary file in the same directory and a rename.
