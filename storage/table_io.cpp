@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -83,6 +84,39 @@ void write_table(hid_t group, const Table& table) {
   write_int_attribute(ds, "schema_version", kStoreSchemaVersion);
 }
 
+namespace {
+
+// libhdf5 trusts a compound type's member offsets when it converts rows (H5T__conv_struct
+// copies each member from its file offset): a member past the row's end, or two members
+// overlapping, reads outside the row buffer inside the library. Our writer lays members out
+// disjointly within the row, so anything else is a damaged file, refused before H5Dread.
+template <typename Bad>
+void check_member_layout(hid_t ftype, Bad&& bad) {
+  constexpr std::size_t kMaxRowBytes = std::size_t{1} << 22;
+  constexpr int kMaxMembers = 4096;
+  const std::size_t row = H5Tget_size(ftype);
+  if (row == 0 || row > kMaxRowBytes) bad("has an invalid row size");
+  const int members = H5Tget_nmembers(ftype);
+  if (members <= 0 || members > kMaxMembers) bad("has an invalid number of columns");
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // (offset, size) per member
+  for (int i = 0; i < members; ++i) {
+    H5Id mtype = H5_TYPE(H5Tget_member_type(ftype, static_cast<unsigned>(i)));
+    const H5T_class_t cls = H5Tget_class(mtype);
+    const std::size_t size = H5Tget_size(mtype);
+    const bool fixed_string = cls == H5T_STRING && H5Tis_variable_str(mtype) == 0;
+    const bool number = (cls == H5T_INTEGER || cls == H5T_FLOAT) && size >= 1 && size <= 8;
+    if (!number && !fixed_string) bad("column " + std::to_string(i) + " has a type the store never writes");
+    const std::size_t offset = H5Tget_member_offset(ftype, static_cast<unsigned>(i));
+    if (size == 0 || offset > row || size > row - offset) bad("column " + std::to_string(i) + " lies outside its row");
+    spans.emplace_back(offset, size);
+  }
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].first < spans[i - 1].first + spans[i - 1].second) bad("has overlapping columns");
+}
+
+}  // namespace
+
 Table read_table(hid_t group, const Table& schema) {
   auto bad = [&](const std::string& what) {
     throw StorageError("table '" + schema.name + "': " + what, ExitCode::kBadInput);
@@ -97,6 +131,7 @@ Table read_table(hid_t group, const Table& schema) {
   require_stored(ds, n, "table '" + schema.name + "'");
   H5Id ftype = H5_TYPE(H5Dget_type(ds));
   if (H5Tget_class(ftype) != H5T_COMPOUND) bad("not a compound dataset");
+  check_member_layout(ftype, bad);
   std::vector<std::size_t> widths(schema.columns.size(), 1);
   std::vector<bool> present(schema.columns.size(), true);
   for (std::size_t c = 0; c < schema.columns.size(); ++c) {

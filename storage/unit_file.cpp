@@ -6,6 +6,7 @@
 #include "common/errors.hpp"
 #include "storage/hdf5.hpp"
 #include "storage/table_io.hpp"
+#include "storage/unit_seal.hpp"
 
 namespace linsweep {
 namespace {
@@ -48,7 +49,9 @@ herr_t visit_array(hid_t group, const char* name, const H5O_info_t* info, void* 
 
 void write_unit_file(const std::string& path, const UnitResult& unit) {
   silence_hdf5_errors();
-  H5Id file = H5_FILE(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  H5Id fcpl = H5_PLIST(H5Pcreate(H5P_FILE_CREATE));
+  H5_CHECK(H5Pset_userblock(fcpl, kUnitSealBytes));  // room for the seal (unit_seal.hpp)
+  H5Id file = H5_FILE(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
   write_int_attribute(file, "schema_version", kStoreSchemaVersion);
   write_string_attribute(file, "unit_id", unit.unit_id);
   write_string_attribute(file, "kind", unit.kind);
@@ -74,12 +77,14 @@ void write_unit_file(const std::string& path, const UnitResult& unit) {
   arrays.reset();
   tables.reset();
   file.close("H5Fclose(unit file)");
+  write_unit_seal(path);
 }
 
 namespace {
 
-// Opens a unit file and refuses one from a newer schema.
+// Opens a unit file whose seal matches its bytes and refuses one from a newer schema.
 H5Id open_unit_file(const std::string& path) {
+  verify_unit_seal(path);
   H5Id file = open_hdf5_read(path);
   const long long version = read_int_attribute(file, "schema_version");
   if (version > kStoreSchemaVersion)

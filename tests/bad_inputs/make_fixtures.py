@@ -14,6 +14,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 
@@ -258,6 +259,14 @@ def main():
 
     store("bad_unit_truncated", truncate_unit)
     store("bad_unit_not_h5", lambda d: write(unit_path(d), "this is not HDF5\n" * 20))
+
+    def flip_unit_byte(d):  # one bit of rot in the middle of a sealed unit file
+        p = unit_path(d)
+        b = bytearray(open(p, "rb").read())
+        b[len(b) // 2] ^= 0x10
+        write(p, bytes(b))
+
+    store("bad_unit_bitflip", flip_unit_byte)
     store("bad_store_json", lambda d: write(os.path.join(d, "store.json"), '{"format": "linsweep-store", '))
     store("bad_run_json", lambda d: write(os.path.join(d, "run.json"), "{\"spec\": "))
     store("bad_run_json_gone", lambda d: write(os.path.join(d, "run.json"), json.dumps({"spec": "/nonexistent/spec.yaml"})))
@@ -306,12 +315,23 @@ def main():
     write(os.path.join(fx, "text", "good.txt"), "hello world\n")
 
 
+def reseal(path):
+    """Rewrites a unit file's seal (storage/unit_seal.hpp) after an edit, as a linsweep writer
+    with that bug would have sealed it: the case then tests the checks behind the seal."""
+    b = bytearray(open(path, "rb").read())
+    assert b[:16] == b"LINSWEEP UNIT v1", path
+    payload = bytes(b[512:])
+    b[16:32] = struct.pack("<QII", len(b), zlib.crc32(payload), zlib.adler32(payload))
+    open(path, "wb").write(bytes(b))
+
+
 def unit_attr_array(path):
     import h5py
     with h5py.File(path, "r+") as f:
         uid = f.attrs["unit_id"]
         del f.attrs["unit_id"]
         f.attrs.create("unit_id", np.array([uid] * 64))
+    reseal(path)
 
 
 def unit_huge_table(path):
@@ -321,18 +341,21 @@ def unit_huge_table(path):
         dt = f["tables"][name].dtype
         del f["tables"][name]
         f["tables"].create_dataset(name, shape=(1 << 25,), dtype=dt, chunks=(1024,))
+    reseal(path)
 
 
 def unit_huge_array(path):
     import h5py
     with h5py.File(path, "r+") as f:
         f["arrays"].create_dataset("huge", shape=(1 << 15, 1 << 15), dtype="f8", chunks=(256, 256))
+    reseal(path)
 
 
 def newer_unit(path):
     import h5py
     with h5py.File(path, "r+") as f:
         f.attrs["schema_version"] = np.int64(99)
+    reseal(path)
 
 
 if __name__ == "__main__":

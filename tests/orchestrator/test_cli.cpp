@@ -288,14 +288,14 @@ TEST_CASE("[store] bad stores exit 2 with one line naming the file", "[store]") 
   };
   const Case cases[] = {
       {"bad_truncated_unit", [](const std::string& s) { std::filesystem::resize_file(s + "/units/unit-1.h5", 300); },
-       "query STORE fits", "unit-1.h5: truncated or corrupted HDF5 file"},
+       "query STORE fits", "unit-1.h5: not a linsweep unit file (truncated or corrupted"},
       {"bad_corrupted_unit",
        [](const std::string& s) {
          std::string b = test::read_text(s + "/units/unit-2.h5");
          for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>(b[i] ^ 0x33);
          test::write_text(s + "/units/unit-2.h5", b);
        },
-       "tables STORE", "unit-2.h5: not an HDF5 file"},
+       "tables STORE", "unit-2.h5: not a linsweep unit file (no seal"},
       {"bad_newer_schema",
        [](const std::string& s) { test::write_text(s + "/store.json", R"({"format":"linsweep-store","schema_version":7})"); },
        "query STORE fits", "newer than this build"},

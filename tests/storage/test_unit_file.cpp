@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "storage/hdf5.hpp"
 #include "storage/unit_file.hpp"
+#include "storage/unit_seal.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
@@ -80,6 +81,8 @@ TEST_CASE("bad_: truncated, corrupted, foreign and newer-schema unit files are r
     write_unit_file(dir / "newer.h5", newer);
     H5Id f = H5_FILE(H5Fopen((dir / "newer.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
     write_int_attribute(f, "schema_version", kStoreSchemaVersion + 1);
+    f.close("H5Fclose");
+    write_unit_seal(dir / "newer.h5");  // as a newer build would have sealed it
   }
   for (const char* name : {"truncated.h5", "corrupt.h5", "text.h5", "newer.h5"}) {
     INFO(name);
@@ -93,6 +96,33 @@ TEST_CASE("bad_: truncated, corrupted, foreign and newer-schema unit files are r
     }
   }
   CHECK_THROWS_WITH(read_unit_file(dir / "newer.h5"), Catch::Contains("newer than this build"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "truncated.h5"), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "corrupt.h5"), Catch::Contains("checksum mismatch"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "text.h5"), Catch::Contains("not a linsweep unit file"));
+}
+
+TEST_CASE("bad_: any changed byte after the seal is refused before libhdf5 reads the file") {
+  ScratchDir dir;
+  write_unit_file(dir / "good.h5", sample_unit("g", 1));
+  const std::string bytes = test::read_text(dir / "good.h5");
+  REQUIRE(bytes.size() > kUnitSealBytes);
+  CHECK(bytes.compare(0, 16, "LINSWEEP UNIT v1") == 0);
+  CHECK(bytes.compare(kUnitSealBytes, 8, "\x89HDF\r\n\x1a\n") == 0);  // the superblock follows the user block
+  verify_unit_seal(dir / "good.h5");
+  // One flipped bit anywhere (table rows, arrays, attributes, HDF5 metadata) or one byte more.
+  for (std::size_t at : {kUnitSealBytes, kUnitSealBytes + 1, bytes.size() / 2, bytes.size() - 1}) {
+    INFO(at);
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x01);
+    test::write_text(dir / "flipped.h5", flipped);
+    CHECK_THROWS_WITH(read_unit_header(dir / "flipped.h5"), Catch::Contains("checksum mismatch"));
+  }
+  test::write_text(dir / "longer.h5", bytes + "x");
+  CHECK_THROWS_WITH(read_unit_file(dir / "longer.h5"), Catch::Contains("sealed at " + std::to_string(bytes.size())));
+  std::string unsealed = bytes;
+  unsealed.replace(0, 16, std::string(16, '\0'));  // an HDF5 file with a user block but no seal
+  test::write_text(dir / "unsealed.h5", unsealed);
+  CHECK_THROWS_WITH(read_unit_file(dir / "unsealed.h5"), Catch::Contains("no seal"));
 }
 
 TEST_CASE("bad_: extents and attributes that claim more than the file holds are refused before reading") {
@@ -160,6 +190,7 @@ TEST_CASE("bad_: extents and attributes that claim more than the file holds are 
       H5Id f = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
       c.mutate(f);
     }
+    write_unit_seal(path);  // what a writer with this bug would have sealed: the checks after the seal
     try {
       read_unit_file(path);
       FAIL("accepted " << c.name);
