@@ -22,9 +22,16 @@ mount -t proc proc "$work/proc"
 mount --rbind /sys "$work/sys"
 mount --rbind /dev "$work/dev"
 cp /etc/resolv.conf "$work/etc/resolv.conf"
+# A network that re-signs TLS (a proxy with its own CA) needs that CA on any machine behind it:
+# the host's NODE_EXTRA_CA_CERTS bundle goes along for npm, as it would be set up there.
+ca_env=()
+if [[ -n "${NODE_EXTRA_CA_CERTS:-}" && -f "$NODE_EXTRA_CA_CERTS" ]]; then
+  cp "$NODE_EXTRA_CA_CERTS" "$work/root/extra-ca.crt"
+  ca_env=(NODE_EXTRA_CA_CERTS=/root/extra-ca.crt)
+fi
 git clone -q "$root" "$work/root/linsweep"
 run_demo() {  # $1: log name, $2: output directory
-  chroot "$work" /usr/bin/env -i HOME=/root TERM=dumb LINSWEEP_OUT="$2" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  chroot "$work" /usr/bin/env -i HOME=/root TERM=dumb LINSWEEP_OUT="$2" "${ca_env[@]}" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c 'cd /root/linsweep && scripts/demo.sh' > "$work.$1.log" 2>&1 || { tail -30 "$work.$1.log"; exit 1; }
   grep -E "^demo done in|set-up, build and data" "$work.$1.log"
 }
