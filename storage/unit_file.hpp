@@ -29,18 +29,21 @@ struct UnitResult {
 // compound datasets; /arrays/<name> float64 datasets. Throws StorageError.
 void write_unit_file(const std::string& path, const UnitResult& unit);
 
-// Reads a unit file back. Throws StorageError(kBadInput) naming `path` when it is not an
-// HDF5 file, is truncated or corrupted, lacks a required attribute, or was written by a
-// newer schema version than this build knows.
+// Reads a unit file back. First checks its seal (unit_seal.hpp) over every byte, so libhdf5
+// never parses a damaged file. Throws StorageError(kBadInput) naming `path` when the seal is
+// missing or does not match (truncated, corrupted, not a unit file), a required attribute is
+// missing, or it was written by a newer schema version than this build knows.
 UnitResult read_unit_file(const std::string& path);
 
 // The attributes that identify a unit file (unit_id, kind, params; no tables or arrays), after
-// the same schema check; opening also checks that the file is not truncated. Throws like
-// read_unit_file. Cheap: used to validate a staged unit before it is committed.
+// the same seal and schema checks. Throws like read_unit_file. Parses only the root attributes,
+// but the seal check still reads the whole file once. Used to validate a staged unit before
+// it is committed.
 UnitResult read_unit_header(const std::string& path);
 
-// Only the `params` attribute of a unit file (after the same schema check); for planning,
-// which must not read every unit's arrays. Throws like read_unit_file.
+// Only the `params` attribute of a unit file (after the same seal and schema checks); for
+// planning, which must not parse every unit's arrays (it still reads each file once for the
+// seal). Throws like read_unit_file.
 std::string read_unit_params_file(const std::string& path);
 
 }  // namespace linsweep

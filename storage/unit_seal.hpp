@@ -20,14 +20,15 @@ namespace linsweep {
 // from kUnitSealBytes to the end, zeros to kUnitSealBytes.
 inline constexpr std::size_t kUnitSealBytes = 512;  // H5Pset_userblock: a power of two >= 512
 
-// Writes the seal of the HDF5 file at `path`, which must have been created with a user block of
-// kUnitSealBytes. Throws StorageError (DiskFullError when the disk is full) naming `path`.
+// Writes the seal of the closed HDF5 file at `path`, which must have been created with a user
+// block of kUnitSealBytes. Throws StorageError (DiskFullError when the disk is full, InputError
+// when it cannot be mapped) naming `path`.
 void write_unit_seal(const std::string& path);
 
 // Checks the seal of the file at `path` against its bytes. Returns normally when they match;
 // throws StorageError(kBadInput) saying what is wrong (not a unit file, truncated, damaged)
-// otherwise, without the path (the unit-file reader prefixes it). Reads the whole file once,
-// in 1 MiB chunks.
+// otherwise, without the path (the unit-file reader prefixes it). Maps the file (MappedFile)
+// and reads every byte once, so its cost grows with the file, not with what the caller reads.
 void verify_unit_seal(const std::string& path);
 
 }  // namespace linsweep
