@@ -1,19 +1,11 @@
 // Fuzz target: WikiText (articles from ` = Title = ` lines) through read_token_stream.
-#include "corpus_tokenizer.hpp"
-#include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "workers/corpus/corpus.hpp"
+#include "tokenizer_checks.hpp"
 
 namespace linsweep {
 
 int fuzz_wikitext(const std::uint8_t* data, std::size_t size) {
-  const BpeTokenizer& tokenizer = fuzz::corpus_tokenizer();
-  const std::string path = fuzz::write_input("wiki.fuzz.raw", fuzz::as_text(data, size));
-  fuzz::expect_bad_input([&] {
-    const auto stream = read_token_stream(path, CorpusFormat::kWikitext, &tokenizer, tokenizer.eos_id());
-    for (TokenId id : stream)
-      if (id < 0 || id >= tokenizer.id_limit()) fuzz::fail("token " + std::to_string(id) + " outside the vocabulary");
-  });
+  fuzz::check_corpus(data, size, "wiki.fuzz.raw", CorpusFormat::kWikitext);
   return 0;
 }
 

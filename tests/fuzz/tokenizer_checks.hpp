@@ -1,16 +1,49 @@
-// The tokenizer the corpus fuzz targets encode with: tiny-gpt2's from tests/data, loaded once.
+// What the tokenizer and corpus fuzz targets share: the tokenizer they encode with and the checks on its output.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
 #include "fuzz_support.hpp"
+#include "workers/corpus/corpus.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep::fuzz {
 
-// A real byte-level BPE, so that a corpus reader's documents go on through pre-tokenization
-// and merges exactly as read_token_stream sends them in a sweep.
+// A real byte-level BPE (tiny-gpt2's from tests/data, loaded once), so that a corpus reader's
+// documents go on through pre-tokenization and merges exactly as read_token_stream sends them.
 inline const BpeTokenizer& corpus_tokenizer() {
   static const BpeTokenizer t = BpeTokenizer::from_directory(test_data_dir() + "/models/tiny-gpt2");
   return t;
+}
+
+// The corpus targets: the input written as `file_name`, read as `format` with corpus_tokenizer();
+// a bad-input error passes, and every token must lie inside the vocabulary.
+inline void check_corpus(const std::uint8_t* data, std::size_t size, const std::string& file_name,
+                         CorpusFormat format) {
+  const BpeTokenizer& tokenizer = corpus_tokenizer();
+  const std::string path = write_input(file_name, as_text(data, size));
+  expect_bad_input([&] {
+    const auto stream = read_token_stream(path, format, &tokenizer, tokenizer.eos_id());
+    for (TokenId id : stream)
+      if (id < 0 || id >= tokenizer.id_limit()) fail("token " + std::to_string(id) + " outside the vocabulary");
+  });
+}
+
+// Mixed scripts, digits, whitespace runs and the end-of-text marker: enough to send a loaded
+// tokenizer through pre-tokenization, merges, specials and decoding.
+inline constexpr std::string_view kTokenizerSample =
+    "Hello, world!  It's 2024 -- naïve café 日本語 <|endoftext|> ok\n\tend";
+
+// The tokenizer-loader targets, once a tokenizer loaded: it encodes kTokenizerSample to ids
+// inside its vocabulary and decodes them back.
+inline void check_tokenizer(const BpeTokenizer& t) {
+  const auto ids = t.encode(kTokenizerSample, true);
+  for (TokenId id : ids)
+    if (id < 0 || id >= t.id_limit()) fail("encode gave id " + std::to_string(id) + " outside the vocabulary");
+  (void)t.decode(ids);
 }
 
 }  // namespace linsweep::fuzz
