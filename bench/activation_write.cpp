@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   for (auto& v : x) v = dist(rng);
   std::vector<std::int32_t> ids(batch), pos(batch);
   std::vector<std::int64_t> win(batch);
-  for (std::int64_t i = 0; i < batch; ++i) ids[i] = static_cast<int>(i % 50257), pos[i] = static_cast<int>(i % 512), win[i] = i / 512;
+  for (std::int64_t i = 0; i < batch; ++i)
+    ids[i] = static_cast<int>(i % 50257), pos[i] = static_cast<int>(i % 512), win[i] = i / 512;
 
   std::printf("activation shard write: %lld rows x d=%lld, appends of %lld rows, in %s\n", static_cast<long long>(rows),
               static_cast<long long>(d), static_cast<long long>(batch), dir.c_str());
@@ -61,9 +62,10 @@ int main(int argc, char** argv) {
     ActivationDType dtype;
     bool compress;
   };
-  for (const Variant& v : {Variant{"float16", ActivationDType::kFloat16, false}, Variant{"float32", ActivationDType::kFloat32, false},
-                           Variant{"float16+shuffle+zlib1", ActivationDType::kFloat16, true},
-                           Variant{"float32+shuffle+zlib1", ActivationDType::kFloat32, true}}) {
+  for (const Variant& v :
+       {Variant{"float16", ActivationDType::kFloat16, false}, Variant{"float32", ActivationDType::kFloat32, false},
+        Variant{"float16+shuffle+zlib1", ActivationDType::kFloat16, true},
+        Variant{"float32+shuffle+zlib1", ActivationDType::kFloat32, true}}) {
     ActivationOptions opt;
     opt.dtype = v.dtype;
     opt.compress = v.compress;

@@ -50,12 +50,12 @@ int main(int argc, char** argv) {
     write_demo_corpora(brown, out + "/corpora");
     std::printf("write_demo_corpora again (nothing to write): %.3f s\n\n", seconds_since(t0));
 
-    std::printf("%-8s %-5s %5s %10s %12s %12s %8s %10s\n", "corpus", "part", "files", "chars", "tokens_k", "tokens_gpt2",
-                "ratio", "encode_s");
+    std::printf("%-8s %-5s %5s %10s %12s %12s %8s %10s\n", "corpus", "part", "files", "chars", "tokens_k",
+                "tokens_gpt2", "ratio", "encode_s");
     std::size_t all_tokens = 0;
     for (const auto& c : corpora) {
-      for (const auto& [part, dir, nfiles] : {std::tuple{"train", c.train_dir, c.train_files},
-                                              std::tuple{"eval", c.eval_dir, c.eval_files}}) {
+      for (const auto& [part, dir, nfiles] :
+           {std::tuple{"train", c.train_dir, c.train_files}, std::tuple{"eval", c.eval_dir, c.eval_files}}) {
         const auto docs = read_documents(dir, CorpusFormat::kBrown);
         std::size_t chars = 0, tokens = 0, tokens_full = 0;
         double encode_s = 0;
@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
           const auto ids = cut.encode(d);
           encode_s += seconds_since(te);
           for (TokenId id : ids)
-            if (id < 0 || id >= info.eos_id) throw InputError(dir + ": token id " + std::to_string(id) + " out of range");
+            if (id < 0 || id >= info.eos_id)
+              throw InputError(dir + ": token id " + std::to_string(id) + " out of range");
           if (cut.decode(ids) != d) throw InputError(dir + ": a document does not round-trip");
           tokens += ids.size();
           tokens_full += full.encode(d).size();
@@ -74,9 +75,9 @@ int main(int argc, char** argv) {
         const auto stream = read_token_stream(dir, CorpusFormat::kBrown, &cut, cut.eos_id());
         if (stream.size() != tokens + docs.size() - 1) throw InputError(dir + ": stream length differs");
         all_tokens += stream.size();
-        std::printf("%-8s %-5s %5zu %10zu %12zu %12zu %8.3f %10.3f\n", c.name.c_str(), part, nfiles, chars, stream.size(),
-                    tokens_full + docs.size() - 1, static_cast<double>(tokens) / static_cast<double>(tokens_full),
-                    encode_s);
+        std::printf("%-8s %-5s %5zu %10zu %12zu %12zu %8.3f %10.3f\n", c.name.c_str(), part, nfiles, chars,
+                    stream.size(), tokens_full + docs.size() - 1,
+                    static_cast<double>(tokens) / static_cast<double>(tokens_full), encode_s);
       }
     }
     std::printf("\nall parts: %zu tokens (K=%zu)\n", all_tokens, k);

@@ -14,7 +14,7 @@ work="$(mktemp -d)"
 shm=""
 [ -d /dev/shm ] && [ -w /dev/shm ] && shm="$(mktemp -d -p /dev/shm)"
 trap 'rm -rf "$work" ${shm:+"$shm"}' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 LINSWEEP_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe LINSWEEP_THREADS=1
 rate() {  # units/s between the first start and the last commit in a journal
   /usr/bin/python3 - "$1" <<'PY'
 import json, sys

@@ -61,7 +61,8 @@ Npy read_npy(const std::string& path) {
   std::string item;
   std::int64_t count = 1;
   while (std::getline(ss, item, ','))
-    if (item.find_first_not_of(' ') != std::string::npos) out.shape.push_back(std::stoll(item)), count *= out.shape.back();
+    if (item.find_first_not_of(' ') != std::string::npos)
+      out.shape.push_back(std::stoll(item)), count *= out.shape.back();
   const std::int64_t item_size = out.descr == "<f4" ? 4 : out.descr == "|u1" ? 1 : 0;
   if (item_size == 0) throw std::runtime_error(path + ": dtype " + out.descr + " (expected <f4 or |u1)");
   const auto start = f.tellg();
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
   const int threads = argc > 6 ? std::atoi(argv[6]) : 2;
   linsweep::configure_threads(threads);  // torch's pool and OpenBLAS's
   Npy xn = read_npy(argv[1]), yn = read_npy(argv[2]);
-  if (xn.descr != "<f4" || xn.shape.size() != 2 || yn.descr != "|u1" || yn.shape.size() != 1 || yn.shape[0] != xn.shape[0]) {
+  if (xn.descr != "<f4" || xn.shape.size() != 2 || yn.descr != "|u1" || yn.shape.size() != 1 ||
+      yn.shape[0] != xn.shape[0]) {
     std::fprintf(stderr, "bench_gate_training: X must be float32 [n, d] and Y uint8 [n]\n");
     return 2;
   }
@@ -127,7 +129,8 @@ int main(int argc, char** argv) {
   linsweep::Standardizer scaler;
   const double standardise_s = seconds([&] { scaler = linsweep::fit_standardizer(x); });
   linsweep::LogisticModel m;
-  const double fit_s = seconds([&] { m = linsweep::fit_logistic(x, scaler, y.to(at::kDouble), linsweep::GateTraining{}.logistic); });
+  const double fit_s =
+      seconds([&] { m = linsweep::fit_logistic(x, scaler, y.to(at::kDouble), linsweep::GateTraining{}.logistic); });
 
   linsweep::UnitResult unit;
   gate.save(unit, "gate");
@@ -140,9 +143,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(d), at::get_num_threads());
   std::printf("  Gate::train: median %.2f s of %d (", median, repeats);
   for (std::size_t i = 0; i < train_s.size(); ++i) std::printf("%s%.2f", i ? ", " : "", train_s[i]);
-  std::printf(")\n  breakdown: standardise %.2f s, fit_logistic %.2f s, %lld Newton iterations, gradient max %.2e, %s\n",
-              standardise_s, fit_s, static_cast<long long>(m.iterations), m.gradient_max,
-              m.converged ? "converged" : "NOT converged");
+  std::printf(
+      ")\n  breakdown: standardise %.2f s, fit_logistic %.2f s, %lld Newton iterations, gradient max %.2e, %s\n",
+      standardise_s, fit_s, static_cast<long long>(m.iterations), m.gradient_max,
+      m.converged ? "converged" : "NOT converged");
   std::ofstream json(argv[4]);
   json << "{\"median\": " << median << ", \"seconds\": [";
   for (std::size_t i = 0; i < train_s.size(); ++i) json << (i ? ", " : "") << train_s[i];

@@ -18,7 +18,7 @@ splits: {fit: {start: 0, tokens: 2048}, eval: {start: 2048, tokens: 1024}}
 experiments: {fit: {}, all_linear: {bootstrap: 10}}
 runtime: {batch: 4}
 YAML
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 LINSWEEP_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe LINSWEEP_THREADS=1
 declare -A secs
 for n in 2 3; do
   rm -rf "$work/store"

@@ -34,7 +34,8 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s MODEL_DIR TOKENS.npy [context] [windows] [batch] [repeats] [layer] [threads]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL_DIR TOKENS.npy [context] [windows] [batch] [repeats] [layer] [threads]\n",
+                 argv[0]);
     return 2;
   }
   const std::int64_t context = argc > 3 ? std::atoll(argv[3]) : 256;
@@ -103,15 +104,17 @@ int main(int argc, char** argv) {
   }
   const double plain = median(plain_s), routed = median(routed_s);
   const auto& cfg = model.config();
-  std::printf("model: %s shape d=%lld, %lld layers, %lld heads, vocab %lld (random weights); %lld windows of %lld, batch %lld, "
-              "%d torch/OpenBLAS threads\n",
-              cfg.architecture.c_str(), static_cast<long long>(d), static_cast<long long>(cfg.n_layers),
-              static_cast<long long>(cfg.n_heads), static_cast<long long>(cfg.vocab_size), static_cast<long long>(count),
-              static_cast<long long>(context), static_cast<long long>(batch), at::get_num_threads());
-  std::printf("routed layer %lld: linear gate (d+1 = %lld parameters), %.1f%% of positions on the affine map; "
-              "ppl plain %.4f, routed %.4f\n",
-              static_cast<long long>(layer), static_cast<long long>(gate.parameter_count()),
-              100.0 * routed_positions / static_cast<double>(repeats * count * context), ppl_plain, ppl_routed);
+  std::printf(
+      "model: %s shape d=%lld, %lld layers, %lld heads, vocab %lld (random weights); %lld windows of %lld, batch %lld, "
+      "%d torch/OpenBLAS threads\n",
+      cfg.architecture.c_str(), static_cast<long long>(d), static_cast<long long>(cfg.n_layers),
+      static_cast<long long>(cfg.n_heads), static_cast<long long>(cfg.vocab_size), static_cast<long long>(count),
+      static_cast<long long>(context), static_cast<long long>(batch), at::get_num_threads());
+  std::printf(
+      "routed layer %lld: linear gate (d+1 = %lld parameters), %.1f%% of positions on the affine map; "
+      "ppl plain %.4f, routed %.4f\n",
+      static_cast<long long>(layer), static_cast<long long>(gate.parameter_count()),
+      100.0 * routed_positions / static_cast<double>(repeats * count * context), ppl_plain, ppl_routed);
   std::printf("per window, median of %d: plain %.3f s, routed %.3f s\n", repeats, plain, routed);
   std::printf("  plain: ");
   for (double s : plain_s) std::printf(" %.3f", s);

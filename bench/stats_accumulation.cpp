@@ -39,9 +39,11 @@ int main(int argc, char** argv) {
   const double mm = best_seconds(repeats, [&] { at::mm_out(out, xd.t(), zd); });
   linsweep::NormalEquationSums sums(d, at::TensorOptions().dtype(at::kDouble));
   const double acc = best_seconds(repeats, [&] { sums.add(x, y); });
-  std::printf("d=%lld rows=%lld threads=%d\n", static_cast<long long>(d), static_cast<long long>(rows), at::get_num_threads());
+  std::printf("d=%lld rows=%lld threads=%d\n", static_cast<long long>(d), static_cast<long long>(rows),
+              at::get_num_threads());
   std::printf("plain at::mm [%lld x %lld] x [%lld x %lld] float64: %.1f GFLOP/s (%.3f s)\n", static_cast<long long>(d),
-              static_cast<long long>(rows), static_cast<long long>(rows), static_cast<long long>(2 * d), flops / mm / 1e9, mm);
+              static_cast<long long>(rows), static_cast<long long>(rows), static_cast<long long>(2 * d),
+              flops / mm / 1e9, mm);
   std::printf("statistics accumulation (float32 in):          %.1f GFLOP/s (%.3f s)\n", flops / acc / 1e9, acc);
   std::printf("accumulation / plain mm: %.0f%% (target >= 70%%)\n", 100.0 * mm / acc);
   return 0;

@@ -33,8 +33,8 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::int64_t> opt = {{"threads", 0}, {"warmup", 3},  {"steps", 20},     {"batch", 8},
-                                             {"context", 128}, {"windows", 256}, {"seed", 0}, {"breakdown", 0}};
+  std::map<std::string, std::int64_t> opt = {{"threads", 0},   {"warmup", 3},    {"steps", 20}, {"batch", 8},
+                                             {"context", 128}, {"windows", 256}, {"seed", 0},   {"breakdown", 0}};
   for (int i = 1; i < argc; i += 2) {
     const std::string key = argv[i];
     if (key.rfind("--", 0) != 0 || !opt.count(key.substr(2)) || i + 1 >= argc) {
@@ -120,8 +120,9 @@ int main(int argc, char** argv) {
       static_cast<long long>(B), static_cast<long long>(T), at::get_num_threads(), static_cast<long long>(n_params),
       first_loss, last.loss);
   if (parts > 0)
-    std::printf(", \"breakdown_steps\": %lld, \"forward_s\": %.6f, \"backward_s\": %.6f, \"clip_s\": %.6f, \"adamw_s\": %.6f",
-                static_cast<long long>(parts), fwd / parts, bwd / parts, clip / parts, adam / parts);
+    std::printf(
+        ", \"breakdown_steps\": %lld, \"forward_s\": %.6f, \"backward_s\": %.6f, \"clip_s\": %.6f, \"adamw_s\": %.6f",
+        static_cast<long long>(parts), fwd / parts, bwd / parts, clip / parts, adam / parts);
   std::printf("}\n");
   return 0;
 }

@@ -9,8 +9,8 @@ namespace linsweep {
 
 // What became of a child.
 struct ChildExit {
-  int code = 0;    // exit status when it exited
-  int signal = 0;  // the signal that ended it, or 0
+  int code = 0;      // exit status when it exited
+  int signal = 0;    // the signal that ended it, or 0
   int received = 0;  // SIGINT/SIGTERM/SIGQUIT that reached this process while it ran, or 0
 };
 

@@ -109,11 +109,16 @@ std::string printable(std::string_view text) {
     const std::size_t good_end = bad == std::string_view::npos ? text.size() : i + bad;
     for (; i < good_end; ++i) {
       const unsigned char c = static_cast<unsigned char>(text[i]);
-      if (c == '\n') out += "\\n";
-      else if (c == '\t') out += "\\t";
-      else if (c == '\r') out += "\\r";
-      else if (c < 0x20 || c == 0x7F) out += fmt_hex(c);
-      else out += static_cast<char>(c);
+      if (c == '\n')
+        out += "\\n";
+      else if (c == '\t')
+        out += "\\t";
+      else if (c == '\r')
+        out += "\\r";
+      else if (c < 0x20 || c == 0x7F)
+        out += fmt_hex(c);
+      else
+        out += static_cast<char>(c);
     }
     if (i < text.size()) out += fmt_hex(static_cast<unsigned char>(text[i++]));  // one byte of an invalid sequence
   }

@@ -3,10 +3,9 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace linsweep {
 

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 
 #include "common/errors.hpp"
@@ -31,7 +31,8 @@ std::string unsafe_name_reason(std::string_view name) {
   if (!is_alnum(name[0])) return "must start with a letter or a digit";
   for (char c : name)
     if (!is_alnum(c) && c != '.' && c != '-' && c != '_')
-      return "contains '" + printable(std::string_view(&c, 1)) + "' (names become file names: letters, digits, '.', '-' and '_' only)";
+      return "contains '" + printable(std::string_view(&c, 1)) +
+             "' (names become file names: letters, digits, '.', '-' and '_' only)";
   if (name.find("..") != std::string_view::npos) return "contains '..'";
   return "";
 }
@@ -47,7 +48,8 @@ void require_real_entries(const std::string& dir, const std::vector<std::string>
       const std::string part = entry.substr(begin, end - begin);
       begin = end + 1;
       if (part.empty() || part == ".") continue;
-      if (part == "..") throw StorageError(dir + ": '" + printable(entry) + "' leaves the directory", ExitCode::kBadInput);
+      if (part == "..")
+        throw StorageError(dir + ": '" + printable(entry) + "' leaves the directory", ExitCode::kBadInput);
       path += "/" + part;
       struct stat st {};
       if (::lstat(path.c_str(), &st) != 0) break;  // missing: nothing below it exists either

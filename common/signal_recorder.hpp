@@ -1,10 +1,10 @@
 // Stop signals caught as a flag for the lifetime of a scope (Ctrl-C, SIGTERM, Slurm's SIGUSR1).
 #pragma once
 
+#include <signal.h>
+
 #include <initializer_list>
 #include <vector>
-
-#include <signal.h>
 
 namespace linsweep {
 

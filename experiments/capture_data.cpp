@@ -8,24 +8,19 @@
 
 namespace linsweep {
 
-std::string capture_shard_path(const std::string& store_dir, const std::string& capture_unit, const std::string& split,
-                               std::int64_t layer, std::int64_t part) {
-  return store_dir + "/activations/" + capture_unit + "/" + split + "/layer" + std::to_string(layer) + ".part" +
-         std::to_string(part) + ".h5";
-}
-
-CapturedRows read_captured(const std::string& store_dir, const UnitResult& capture, const std::string& split,
+CapturedRows read_captured(const StoreLayout& store, const UnitResult& capture, const std::string& split,
                            std::int64_t layer) {
   if (capture.kind != "capture") throw InputError("unit " + capture.unit_id + " is not a capture unit");
   auto it = capture.arrays.find("capture/parts");
-  if (it == capture.arrays.end() || it->second.values.size() != 1 || it->second.values[0] < 1 || it->second.values[0] > 65536)
+  if (it == capture.arrays.end() || it->second.values.size() != 1 || it->second.values[0] < 1 ||
+      it->second.values[0] > 65536)
     throw StorageError("capture unit " + capture.unit_id + ": missing or malformed capture/parts", ExitCode::kBadInput);
   const auto parts = static_cast<std::int64_t>(it->second.values[0]);
   CapturedRows out;
   std::vector<at::Tensor> xs;
   std::int64_t d = -1;
   for (std::int64_t p = 0; p < parts; ++p) {
-    const std::string path = capture_shard_path(store_dir, capture.unit_id, split, layer, p);
+    const std::string path = store.activation_shard(capture.unit_id, split, layer, p);
     const ActivationReader r(path);
     if (!r.has_delta()) throw StorageError(path + ": shard has no delta dataset", ExitCode::kBadInput);
     if (d >= 0 && r.d() != d) throw StorageError(path + ": width differs from the other parts", ExitCode::kBadInput);
@@ -42,10 +37,10 @@ CapturedRows read_captured(const std::string& store_dir, const UnitResult& captu
   return out;
 }
 
-LabelledRows read_labelled(const std::string& store_dir, const UnitResult& capture, std::int64_t layer, double holdout,
+LabelledRows read_labelled(const StoreLayout& store, const UnitResult& capture, std::int64_t layer, double holdout,
                            std::uint64_t seed) {
   LabelledRows out;
-  out.rows = read_captured(store_dir, capture, "gate", layer);
+  out.rows = read_captured(store, capture, "gate", layer);
   out.threshold = gate_label_threshold(out.rows.delta);
   out.labels = gate_labels(out.rows.delta, out.threshold);
   out.split = holdout_split(out.rows.size(), holdout, seed);
@@ -61,10 +56,10 @@ std::vector<double> to_vector(const at::Tensor& t) {
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
-const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, const std::string& kind, const std::string& unit_id) {
+const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, std::string_view kind, const std::string& unit_id) {
   for (const auto& d : deps)
     if (d.kind == kind) return d;
-  throw InputError(unit_id + ": needs a committed " + kind + " unit");
+  throw InputError(unit_id + ": needs a committed " + std::string(kind) + " unit");
 }
 
 }  // namespace linsweep

@@ -5,26 +5,23 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiments/classification.hpp"
+#include "storage/store_layout.hpp"
 #include "storage/unit_file.hpp"
 
 namespace linsweep {
 
-// STORE/activations/<capture unit id>/<split>/layer<l>.part<p>.h5: part p is the windows of
-// rank p of the capture unit's worker group (one part without a group), in window order.
-std::string capture_shard_path(const std::string& store_dir, const std::string& capture_unit, const std::string& split,
-                               std::int64_t layer, std::int64_t part);
-
 // The rows of one split and layer: positions 0..T−2 of every window (those whose next token
 // is scored), window-major.
 struct CapturedRows {
-  at::Tensor x;                        // [n, d] float32 (MLP input after its LayerNorm)
-  std::vector<double> delta;           // δ_t = nll_lin(t) − nll_full(t)
-  std::vector<std::int32_t> token_ids; // the token at t
-  std::vector<std::int32_t> position;  // t
-  std::vector<std::int64_t> window;    // window index within the split
+  at::Tensor x;                         // [n, d] float32 (MLP input after its LayerNorm)
+  std::vector<double> delta;            // δ_t = nll_lin(t) − nll_full(t)
+  std::vector<std::int32_t> token_ids;  // the token at t
+  std::vector<std::int32_t> position;   // t
+  std::vector<std::int64_t> window;     // window index within the split
   std::int64_t size() const noexcept { return static_cast<std::int64_t>(delta.size()); }
 };
 
@@ -32,19 +29,19 @@ struct CapturedRows {
 // the unit's deps). Throws StorageError(kBadInput) naming the file when a shard is missing,
 // lacks δ or disagrees in width with the other parts; InputError when `capture` is not a
 // capture unit.
-CapturedRows read_captured(const std::string& store_dir, const UnitResult& capture, const std::string& split,
+CapturedRows read_captured(const StoreLayout& store, const UnitResult& capture, const std::string& split,
                            std::int64_t layer);
 
-// A layer's gate-split rows with their labels (δ ≤ threshold, DESIGN §4) and a seeded
+// A layer's gate-split rows with their labels (δ ≤ threshold, docs/methods.md) and a seeded
 // hold-out of them: what gate, token_context and clusters train and score on.
 struct LabelledRows {
   CapturedRows rows;
-  double threshold = 0;               // gate_label_threshold of the gate split's δ
-  std::vector<std::uint8_t> labels;   // per row
-  HoldoutSplit split;                 // holdout_split(rows, holdout, seed)
+  double threshold = 0;              // gate_label_threshold of the gate split's δ
+  std::vector<std::uint8_t> labels;  // per row
+  HoldoutSplit split;                // holdout_split(rows, holdout, seed)
 };
 // read_captured(…, "gate", layer) with its labels and hold-out; throws like read_captured.
-LabelledRows read_labelled(const std::string& store_dir, const UnitResult& capture, std::int64_t layer, double holdout,
+LabelledRows read_labelled(const StoreLayout& store, const UnitResult& capture, std::int64_t layer, double holdout,
                            std::uint64_t seed);
 
 // Rows `index` (ascending or not) of x as a float64 tensor, and of a vector.
@@ -60,7 +57,10 @@ std::vector<T> rows_of(const std::vector<T>& v, const std::vector<std::int64_t>&
 // A tensor's values as float64 on the CPU (flattened).
 std::vector<double> to_vector(const at::Tensor& t);
 
-// The first dependency of `kind` among `deps`; throws InputError naming `unit_id` when absent.
-const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, const std::string& kind, const std::string& unit_id);
+// The first dependency of `kind` among `deps` (a reference into `deps`); throws InputError naming
+// `unit_id` when absent. `kind` is a view: a std::string parameter would make every call with a
+// literal pass a temporary, and GCC 14's -Wdangling-reference then suspects the result of
+// referring to it.
+const UnitResult& dep_of_kind(const std::vector<UnitResult>& deps, std::string_view kind, const std::string& unit_id);
 
 }  // namespace linsweep

@@ -1,4 +1,4 @@
-// Labels, AUC and correlation shared by the gate experiments (DESIGN §4), in float64.
+// Labels, AUC and correlation shared by the gate experiments (docs/methods.md), in float64.
 #pragma once
 
 #include <cstdint>

@@ -1,17 +1,23 @@
 // `compound`: every gated layer's chosen gate active at once on the eval split: perplexity,
 // Δ% with a bootstrap interval, the share of positions routed linear, and the FLOPs saved
-// (DESIGN §4 "Compound gating"). FLOPs per token: an MLP 16·d², a surrogate 2·d², a gate its
+// (docs/methods.md, "Compound gating"). FLOPs per token: an MLP 16·d², a surrogate 2·d², a gate its
 // own multiply-adds (2·d linear, 2·d·K + 2·K pca:K, 2·d·H + 2·H mlp:H, paid everywhere); the
 // whole model L·24·d² (attention projections 8·d² + MLP 16·d² per layer) + 2·d·V for the head.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/fit_units.hpp"
 #include "experiments/gate_model.hpp"
 #include "experiments/unit_data.hpp"
+#include "presentation/cells.hpp"
+#include "presentation/section.hpp"
+#include "storage/table_def.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
@@ -19,23 +25,104 @@
 namespace linsweep {
 namespace {
 
+struct CompoundParams {
+  std::int64_t bootstrap = 1000;
+  std::int64_t seed = 0;
+};
+
+const ParamSchema<CompoundParams>& compound_schema() {
+  static const ParamSchema<CompoundParams> s =
+      ParamSchema<CompoundParams>()
+          .add("bootstrap", &CompoundParams::bootstrap, at_least(1),
+               "bootstrap resamples of windows for the 95% interval")
+          .add("seed", &CompoundParams::seed, at_least(0), "seed of the bootstrap");
+  return s;
+}
+
+struct CompoundUnitParams {
+  std::int64_t bootstrap = 0, seed = 0;
+  std::vector<std::int64_t> layers;  // the deps after the fit, in order
+  Split split;
+  std::int64_t context = 0;
+  double lambda = 0;
+  std::string format;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CompoundUnitParams, bootstrap, seed, layers, split, context, lambda, format)
+
+struct CompoundRow {
+  std::string model, corpus;
+  double pct_linear = 0, ppl = 0, delta_pct = 0, mlp_flops_saved_pct = 0, total_flops_saved_pct = 0;
+  double ci_low = 0, ci_high = 0, ppl_base = 0;
+  std::int64_t layers = 0;
+};
+
+const TableDef<CompoundRow>& compound_table() {
+  static const TableDef<CompoundRow> t =
+      TableDef<CompoundRow>("compound", "one row per model and corpus: every gated layer's chosen gate at once")
+          .key("model", &CompoundRow::model)
+          .key("corpus", &CompoundRow::corpus)
+          .key("pct_linear", &CompoundRow::pct_linear, "% of positions routed linear, over the gated layers")
+          .key("ppl", &CompoundRow::ppl)
+          .key("delta_pct", &CompoundRow::delta_pct)
+          .key("mlp_flops_saved_pct", &CompoundRow::mlp_flops_saved_pct, "MLP FLOPs saved, net of the gates' own")
+          .key("total_flops_saved_pct", &CompoundRow::total_flops_saved_pct, "of the whole forward pass")
+          .added("ci_low", &CompoundRow::ci_low)
+          .added("ci_high", &CompoundRow::ci_high)
+          .added("ppl_base", &CompoundRow::ppl_base)
+          .added("layers", &CompoundRow::layers, "gated layers");
+  return t;
+}
+const TableRegistrar kCompoundTable{compound_table().schema()};
+
+void validate_compound(const CompoundParams&, const Sweep& sweep, std::vector<ParamProblem>& problems) {
+  if (sweep.requested("gate") == nullptr)
+    problems.push_back({"", "needs experiments.gate (it combines every layer's chosen gate)"});
+}
+
+void expand_compound(const CompoundParams& p, PlanBuilder& b) {
+  for (const auto& m : b.sweep().models)
+    for (const auto& c : b.sweep().corpora) {
+      const auto layers = b.sweep_layers(m);
+      if (layers.empty()) continue;
+      const std::string fit = b.provide("fit", m, c.name);
+      std::vector<std::string> deps = {fit};
+      for (std::int64_t layer : layers) deps.push_back(b.provide("gate", m, c.name, {{"layer", layer}}));
+      CompoundUnitParams u{
+          p.bootstrap, p.seed, layers, b.split("eval").get<Split>(), b.sweep().context, first_lambda(b.sweep()),
+          c.format};
+      b.add(Unit{.kind = "compound",
+                 .model = m.name,
+                 .corpus = c.name,
+                 .params = u,
+                 .inputs = b.inputs(m.name, c.name),
+                 .deps = std::move(deps)});
+    }
+}
+
+const ExperimentRegistrar kCompound{
+    make_experiment<CompoundParams>("compound", "every layer's chosen gate active at once: perplexity and FLOPs saved",
+                                    70, compound_schema(), expand_compound, validate_compound)};
+
 double gate_flops(const Gate& g, double d) {
   const auto size = static_cast<double>(g.variant().size);
   switch (g.variant().kind) {
-    case GateVariant::Kind::kLinear: return 2 * d;
+    case GateVariant::Kind::kLinear:
+      return 2 * d;
     case GateVariant::Kind::kPca:  // a K×d projection (or H×d layer), then K (H) weights
-    case GateVariant::Kind::kMlp: return 2 * d * size + 2 * size;
+    case GateVariant::Kind::kMlp:
+      return 2 * d * size + 2 * size;
   }
   return 0;
 }
 
 UnitResult run_compound(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
-  const auto layers = in.params["layers"].get<std::vector<std::int64_t>>();  // the deps after the fit, in order
+  const auto p = in.params.get<CompoundUnitParams>();
+  const auto& layers = p.layers;
   if (in.deps.size() != layers.size() + 1 || in.deps[0].kind != "fit")
     throw InputError(in.unit_id + ": compound needs its fit unit and one gate unit per layer");
-  const std::int64_t context = in.params["context"].get<std::int64_t>();
-  const double lambda = in.params["lambda"].get<double>();
+  const std::int64_t context = p.context;
+  const double lambda = p.lambda;
   std::vector<Gate> gates;
   std::vector<AffineMap> maps;  // on the model's device once
   const at::Device dev = model.parameters().front().device();
@@ -44,10 +131,10 @@ UnitResult run_compound(const ExperimentInput& in) {
     const AffineMap m = surrogate_map(in.deps[0], in.model_name, in.corpus_name, layers[k], lambda, in.unit_id);
     maps.push_back({m.weight.to(dev), m.bias.to(dev)});
   }
-  const Windows w = unit_windows(in, in.params["split"], context);
+  const Windows w = unit_windows(in, p.split, context);
   check_windows(model, w);
   const auto count = static_cast<std::size_t>(w.count);
-  std::vector<double> nll(2 * count, 0.0);        // [base | all gates] × windows
+  std::vector<double> nll(2 * count, 0.0);         // [base | all gates] × windows
   std::vector<double> routed(layers.size(), 0.0);  // positions 0..T−2 routed linear per layer
   const Windows mine = my_shard(in, w);
   const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
@@ -83,20 +170,50 @@ UnitResult run_compound(const ExperimentInput& in) {
     saved += routed[k] * 14 * d * d - tokens * gate_flops(gates[k], d);  // per layer, over all scored tokens
   }
   const double ppl_base = perplexity(base, tokens), ppl = perplexity(gated, tokens);
-  const auto [lo, hi] = bootstrap_delta_interval(base, gated, context - 1, in.params["bootstrap"].get<std::int64_t>(),
-                                                 in.params["seed"].get<std::uint64_t>());
+  const auto [lo, hi] =
+      bootstrap_delta_interval(base, gated, context - 1, p.bootstrap, static_cast<std::uint64_t>(p.seed));
   const double mlp_flops = tokens * L * 16 * d * d;
   const double total_flops = tokens * (L * 24 * d * d + 2 * d * static_cast<double>(model.config().vocab_size));
-  Table t = empty_table("compound");
-  t.rows.push_back({in.model_name, in.corpus_name, layers.empty() ? 0.0 : 100.0 * routed_sum / (tokens * static_cast<double>(layers.size())),
-                    ppl, 100.0 * (ppl / ppl_base - 1.0), 100.0 * saved / mlp_flops, 100.0 * saved / total_flops, lo, hi,
-                    ppl_base, static_cast<std::int64_t>(layers.size())});
+  const CompoundRow row{
+      .model = in.model_name,
+      .corpus = in.corpus_name,
+      .pct_linear = layers.empty() ? 0.0 : 100.0 * routed_sum / (tokens * static_cast<double>(layers.size())),
+      .ppl = ppl,
+      .delta_pct = 100.0 * (ppl / ppl_base - 1.0),
+      .mlp_flops_saved_pct = 100.0 * saved / mlp_flops,
+      .total_flops_saved_pct = 100.0 * saved / total_flops,
+      .ci_low = lo,
+      .ci_high = hi,
+      .ppl_base = ppl_base,
+      .layers = static_cast<std::int64_t>(layers.size())};
   UnitResult out = unit_result(in);
-  out.tables.push_back(std::move(t));
+  out.tables.push_back(compound_table().table({row}));
   return out;
 }
 
-const ExperimentRegistrar kCompound{"compound", run_compound, /*needs_model=*/true};
+const UnitKindRegistrar kCompoundKind{"compound", run_compound, /*needs_model=*/true};
+
+void compound_tables(const TableSet& tables, std::vector<ReportTable>* out) {
+  auto rows = compound_table().rows(tables.at("compound"));
+  if (rows.empty()) return;
+  std::stable_sort(rows.begin(), rows.end(), [](const CompoundRow& a, const CompoundRow& b) {
+    return std::tie(a.model, a.corpus) < std::tie(b.model, b.corpus);
+  });
+  ReportTable rt{"compound",
+                 "Compound gating: every layer's chosen gate active at once (eval split)",
+                 {"model", "corpus", "layers", "base PPL", "PPL", "Δ% [95% CI]", "% routed linear", "MLP FLOPs saved %",
+                  "total FLOPs saved %"},
+                 {},
+                 kZeroNote,
+                 "Table 7"};
+  for (const auto& r : rows)
+    rt.rows.push_back({r.model, r.corpus, std::to_string(r.layers), num(r.ppl_base, 6), num(r.ppl, 6),
+                       delta_cell(r.delta_pct, r.ci_low, r.ci_high), pct(r.pct_linear), pct(r.mlp_flops_saved_pct),
+                       pct(r.total_flops_saved_pct)});
+  out->push_back(std::move(rt));
+}
+
+const SectionRegistrar kCompoundSection{{"compound", 60, compound_tables, {}}};
 
 }  // namespace
 }  // namespace linsweep

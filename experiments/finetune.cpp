@@ -1,32 +1,203 @@
-// `finetune`: one budget, three variants (DESIGN §4): `linearized` (given layers frozen-linear,
-// the rest trained), `two_phase` (phase 1 = linearized; phase 2 puts the MLPs back inside soft
-// gates and trains only the gates, with L1 on mean g after a warm-up) and `control` (nothing
-// linearized). Each variant is its own unit; the plan always adds the control.
+// `finetune`: one budget, three variants (docs/methods.md, "Fine-tuning"): `linearized` (given
+// layers frozen-linear, the rest trained), `two_phase` (phase 1 = linearized; phase 2 puts the
+// MLPs back inside soft gates and trains only the gates, with L1 on mean g after a warm-up) and
+// `control` (nothing linearized). Each variant is its own unit; the plan always adds the
+// control.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/training_export.hpp"
 #include "experiments/training_run.hpp"
 #include "experiments/unit_data.hpp"
+#include "presentation/cells.hpp"
+#include "presentation/figures.hpp"
+#include "presentation/section.hpp"
 #include "workers/model/language_model.hpp"
 
 namespace linsweep {
 namespace {
 
+struct FinetuneParams : TrainingCommonParams {
+  std::vector<std::int64_t> layers;  // empty: the first third (≥ 1) of the middle-out order
+  std::int64_t steps = 2000;
+  std::vector<std::string> variants{"linearized"};
+  std::int64_t eval_every = 0;
+  double phase1_fraction = 0.5;
+  std::int64_t gate_hidden = 32;
+  double gate_bias = -3.0;
+  double gate_lr = 1e-3;
+  double l1 = 0.01;
+  double l1_warmup = 0.1;
+};
+
+const ParamSchema<FinetuneParams>& finetune_schema() {
+  static const ParamSchema<FinetuneParams> s = [] {
+    ParamSchema<FinetuneParams> p;
+    add_training_params(p);
+    ParamRange layers = at_least(0);
+    layers.distinct = true;
+    ParamRange variants = one_of({"linearized", "two_phase", "control"});
+    variants.distinct = true;
+    p.add("layers", &FinetuneParams::layers, layers,
+          "layers linearized (empty: the first third of the middle-out order)");
+    p.add("steps", &FinetuneParams::steps, at_least(0), "the step budget every variant shares");
+    p.add("variants", &FinetuneParams::variants, variants, "linearized, two_phase; the control is always run");
+    p.add("eval_every", &FinetuneParams::eval_every, at_least(0), "steps between evaluations (0: at phase ends only)");
+    p.add("phase1_fraction", &FinetuneParams::phase1_fraction, unit_interval(),
+          "two_phase: share of the steps linearized");
+    p.add("gate_hidden", &FinetuneParams::gate_hidden, at_least(1), "two_phase: hidden size H of g = σ(MLP_H(x))");
+    p.add("gate_bias", &FinetuneParams::gate_bias, any_value(), "two_phase: the gates' initial output bias");
+    p.add("gate_lr", &FinetuneParams::gate_lr, positive(), "two_phase: learning rate of the gates");
+    p.add("l1", &FinetuneParams::l1, at_least(0), "two_phase: weight of L1 on the mean gate");
+    p.add("l1_warmup", &FinetuneParams::l1_warmup, unit_interval(), "two_phase: share of phase 2 before L1 starts");
+    return p;
+  }();
+  return s;
+}
+
+struct FinetuneUnitParams {
+  TrainingUnitCommon common;
+  std::string variant;
+  std::int64_t steps = 0, eval_every = 0;
+  std::vector<std::int64_t> layers;  // empty for the control
+  // two_phase only
+  double phase1_fraction = 0, gate_bias = 0, gate_lr = 0, l1 = 0, l1_warmup = 0;
+  std::int64_t gate_hidden = 0;
+};
+void to_json(nlohmann::json& j, const FinetuneUnitParams& p) {
+  j = nlohmann::json::object();
+  write_training_common(j, p.common);
+  j["variant"] = p.variant;
+  j["steps"] = p.steps;
+  j["eval_every"] = p.eval_every;
+  if (p.variant != "control") j["layers"] = p.layers;
+  if (p.variant == "two_phase") {
+    j["phase1_fraction"] = p.phase1_fraction;
+    j["gate_hidden"] = p.gate_hidden;
+    j["gate_bias"] = p.gate_bias;
+    j["gate_lr"] = p.gate_lr;
+    j["l1"] = p.l1;
+    j["l1_warmup"] = p.l1_warmup;
+  }
+}
+void from_json(const nlohmann::json& j, FinetuneUnitParams& p) {
+  read_training_common(j, p.common);
+  j.at("variant").get_to(p.variant);
+  j.at("steps").get_to(p.steps);
+  j.at("eval_every").get_to(p.eval_every);
+  if (p.variant != "control") j.at("layers").get_to(p.layers);
+  if (p.variant == "two_phase") {
+    j.at("phase1_fraction").get_to(p.phase1_fraction);
+    j.at("gate_hidden").get_to(p.gate_hidden);
+    j.at("gate_bias").get_to(p.gate_bias);
+    j.at("gate_lr").get_to(p.gate_lr);
+    j.at("l1").get_to(p.l1);
+    j.at("l1_warmup").get_to(p.l1_warmup);
+  }
+}
+
+const TableDef<TrainingEvalRow>& finetune_table() {
+  static const TableDef<TrainingEvalRow> t =
+      training_eval_table("finetune", "one row per evaluation of a fine-tuning unit and eval corpus");
+  return t;
+}
+const TableRegistrar kFinetuneTable{finetune_table().schema()};
+
+struct SoftGateRow {
+  std::string model, variant;
+  std::int64_t step = 0, layer = 0;
+  std::string corpus;
+  double mean_gate = 0, effective_linear = 0;
+};
+
+const TableDef<SoftGateRow>& soft_gates_table() {
+  static const TableDef<SoftGateRow> t =
+      TableDef<SoftGateRow>("soft_gates", "two-phase gating: the mean soft gate per layer and eval corpus")
+          .key("model", &SoftGateRow::model)
+          .key("variant", &SoftGateRow::variant)
+          .key("step", &SoftGateRow::step)
+          .key("layer", &SoftGateRow::layer)
+          .key("corpus", &SoftGateRow::corpus)
+          .key("mean_gate", &SoftGateRow::mean_gate, "mean g over the eval split's positions")
+          .key("effective_linear", &SoftGateRow::effective_linear, "1 − mean g");
+  return t;
+}
+const TableRegistrar kSoftGatesTable{soft_gates_table().schema()};
+
+std::vector<std::int64_t> finetune_layers(const FinetuneParams& p, const ModelSpec& m) {
+  if (!p.layers.empty()) return p.layers;
+  auto l = middle_out_order(m.layers);
+  l.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, m.layers / 3)));
+  return l;
+}
+
+void finetune_needs(const FinetuneParams& p, const Sweep& sweep, PlanNeeds& n) {
+  for (const auto& m : sweep.models)
+    if (training_applies(p, m))
+      for (std::int64_t l : finetune_layers(p, m)) n.training_layers[m.name].insert(l);
+}
+
+void validate_finetune(const FinetuneParams& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
+  check_training_layers(p, p.layers, "layers", sweep, problems);
+}
+
+void expand_finetune(const FinetuneParams& p, PlanBuilder& b) {
+  std::vector<std::string> variants = p.variants;
+  if (std::find(variants.begin(), variants.end(), "control") == variants.end()) variants.push_back("control");
+  for (const auto& m : b.sweep().models) {
+    if (!training_applies(p, m)) continue;
+    for (const auto& v : variants) {
+      std::string corpus;
+      FinetuneUnitParams u{training_unit_common(p, b, &corpus),
+                           v,
+                           p.steps,
+                           p.eval_every,
+                           {},
+                           p.phase1_fraction,
+                           p.gate_bias,
+                           p.gate_lr,
+                           p.l1,
+                           p.l1_warmup,
+                           p.gate_hidden};
+      std::vector<std::string> deps;
+      if (v == "control") {
+        u.common.lambda = std::nan("");
+      } else {
+        u.layers = finetune_layers(p, m);
+        deps.push_back(b.provide("fit", m, corpus, {{"training", true}}));
+      }
+      b.add(Unit{.kind = "finetune",
+                 .model = m.name,
+                 .corpus = corpus,
+                 .params = u,
+                 .inputs = training_inputs(b, m, corpus, u.common),
+                 .deps = std::move(deps)},
+            "/" + v);
+    }
+  }
+}
+
+const ExperimentRegistrar kFinetune{make_experiment<FinetuneParams>(
+    "finetune", "fine-tuning with linearized layers, two-phase soft gates, and the control, on one budget", 90,
+    finetune_schema(), expand_finetune, validate_finetune, finetune_needs)};
+
 UnitResult run_finetune(const ExperimentInput& in) {
-  const nlohmann::json& p = in.params;
-  const std::string variant = p["variant"].get<std::string>();
+  const auto p = in.params.get<FinetuneUnitParams>();
+  const std::string& variant = p.variant;
   if (variant != "control" && variant != "linearized" && variant != "two_phase")
-    throw InputError(in.unit_id + ": unknown finetune variant '" + variant + "' (known: linearized, two_phase, control)");
+    throw InputError(in.unit_id + ": unknown finetune variant '" + variant +
+                     "' (known: linearized, two_phase, control)");
   const bool linearize = variant != "control";
-  const auto layers = linearize ? p["layers"].get<std::vector<std::int64_t>>() : std::vector<std::int64_t>{};
-  const auto groups = p["trainable"].get<std::vector<std::string>>();
-  const std::int64_t steps = p["steps"].get<std::int64_t>();
-  const std::int64_t eval_every = p["eval_every"].get<std::int64_t>();
+  const std::vector<std::int64_t>& layers = p.layers;
+  const auto& groups = p.common.trainable;
+  const std::int64_t steps = p.steps;
   TrainingRun run(in);
   LanguageModel& model = run.model();
   const std::map<std::int64_t, AffineMap> maps = run.surrogates(layers);
@@ -38,48 +209,68 @@ UnitResult run_finetune(const ExperimentInput& in) {
     const auto reset_gates = [&] {
       for (auto& [layer, gate] : run.gates()) gate->reset_sums();
     };
-    run.evaluate_corpora(step, phase, [&](const std::string& corpus, double ppl, double base, double loss) {
-      const bool any_linear = linearize && phase != "start";
-      run.add_row("finetune", {in.model_name, variant, step, any_linear ? layer_list : "", corpus, ppl, 100.0 * (ppl / base - 1.0),
-                               base, static_cast<std::int64_t>(any_linear ? layers.size() : 0), phase, loss});
-      if (gated)
-        for (const auto& [layer, gate] : run.gates()) {
-          std::vector<double> sums = {gate->gate_sum(), gate->gate_count()};  // this rank's windows
-          run.sum_over_group(sums);
-          const double mean = sums[0] / sums[1];
-          run.add_row("soft_gates", {in.model_name, variant, step, layer, corpus, mean, 1.0 - mean});
-        }
-    }, reset_gates);
+    run.evaluate_corpora(
+        step, phase,
+        [&](const std::string& corpus, double ppl, double base, double loss) {
+          const bool any_linear = linearize && phase != "start";
+          run.add_row("finetune",
+                      finetune_table().row({.model = in.model_name,
+                                            .variant = variant,
+                                            .step = step,
+                                            .layers = any_linear ? layer_list : "",
+                                            .corpus = corpus,
+                                            .ppl = ppl,
+                                            .delta_pct = 100.0 * (ppl / base - 1.0),
+                                            .ppl_base = base,
+                                            .n_linear = static_cast<std::int64_t>(any_linear ? layers.size() : 0),
+                                            .phase = phase,
+                                            .train_loss = loss}));
+          if (gated)
+            for (const auto& [layer, gate] : run.gates()) {
+              std::vector<double> sums = {gate->gate_sum(), gate->gate_count()};  // this rank's windows
+              run.sum_over_group(sums);
+              const double mean = sums[0] / sums[1];
+              run.add_row("soft_gates", soft_gates_table().row({.model = in.model_name,
+                                                                .variant = variant,
+                                                                .step = step,
+                                                                .layer = layer,
+                                                                .corpus = corpus,
+                                                                .mean_gate = mean,
+                                                                .effective_linear = 1.0 - mean}));
+            }
+        },
+        reset_gates);
   };
 
   auto linearized_phase = [&] {
     for (std::int64_t layer : layers) model.hook(layer).use_affine(maps.at(layer));
-    run.use_trainer("model", run.select(groups, {layers.begin(), layers.end()}), trainer_options(p, steps));
+    run.use_trainer("model", run.select(groups, {layers.begin(), layers.end()}), trainer_options(p.common, steps));
   };
   std::vector<Segment> segments;
   if (variant != "two_phase") {
-    segments.push_back({variant, steps, eval_every, linearized_phase});
+    segments.push_back({variant, steps, p.eval_every, linearized_phase});
   } else {
-    const auto phase1 = static_cast<std::int64_t>(std::llround(static_cast<double>(steps) * p["phase1_fraction"].get<double>()));
-    const std::int64_t hidden = p["gate_hidden"].get<std::int64_t>();
-    const auto warmup = static_cast<std::int64_t>(std::llround(p["l1_warmup"].get<double>() * static_cast<double>(steps - phase1)));
-    const double bias = p["gate_bias"].get<double>(), l1 = p["l1"].get<double>();
-    segments.push_back({"phase1", phase1, eval_every, linearized_phase});
-    segments.push_back({"phase2", steps - phase1, eval_every, [&, phase1, hidden, warmup, bias, l1] {
+    const auto phase1 = static_cast<std::int64_t>(std::llround(static_cast<double>(steps) * p.phase1_fraction));
+    const auto warmup = static_cast<std::int64_t>(std::llround(p.l1_warmup * static_cast<double>(steps - phase1)));
+    segments.push_back({"phase1", phase1, p.eval_every, linearized_phase});
+    segments.push_back({"phase2", steps - phase1, p.eval_every, [&, phase1, warmup] {
                           std::vector<NamedParameter> params;
                           for (std::int64_t layer : layers) {
-                            auto gate = run.add_gate(layer, hidden, bias, p["seed"].get<std::uint64_t>() + static_cast<std::uint64_t>(layer));
+                            auto gate = run.add_gate(
+                                layer, p.gate_hidden, p.gate_bias,
+                                static_cast<std::uint64_t>(p.common.seed) + static_cast<std::uint64_t>(layer));
                             model.hook(layer).use_override(soft_gated_mlp(gate, maps.at(layer)));
                             for (auto& item : gate->named_parameters())
                               params.push_back({"gate." + std::to_string(layer) + "." + item.key(), item.value()});
                           }
                           run.select({}, {});  // phase 2 trains only the gates
-                          nlohmann::json gp = p;
-                          gp["lr"] = p["gate_lr"];
-                          gp["weight_decay"] = 0.0;
+                          TrainingUnitCommon gp = p.common;
+                          gp.lr = p.gate_lr;
+                          gp.weight_decay = 0.0;
                           TrainerOptions gate_options = trainer_options(gp, steps - phase1);
                           gate_options.step_offset = phase1;  // warmup and schedule restart with phase 2
                           run.use_trainer("gates", std::move(params), gate_options);
+                          const double l1 = p.l1;
                           run.set_extra_loss([&run, phase1, warmup, l1](double share) {
                             at::Tensor sum;
                             for (const auto& [layer, gate] : run.gates())
@@ -90,12 +281,103 @@ UnitResult run_finetune(const ExperimentInput& in) {
                           gated = true;
                         }});
   }
-  UnitResult out = run.run(segments, evaluate, "finetune", variant, p["checkpoint_every"].get<std::int64_t>());
-  if (p.value("save_model", true) && variant != "two_phase") export_trained_model(run, maps, variant);
+  UnitResult out = run.run(segments, evaluate, "finetune", variant, p.common.checkpoint_every);
+  if (p.common.save_model && variant != "two_phase") export_trained_model(run, maps, variant);
   return out;
 }
 
-const ExperimentRegistrar kFinetune{"finetune", run_finetune, /*needs_model=*/false};
+const UnitKindRegistrar kFinetuneKind{"finetune", run_finetune, /*needs_model=*/false};
+
+// The last evaluation of every variant beside the control with the same budget. A variant that
+// claims an improvement over the untouched model (Δ% < 0) while the control does at least as
+// well is marked: the gain comes from the extra training, not from the linearization.
+constexpr const char* kControlNote = "‡ the control (same steps, nothing linearized) matches or beats this variant";
+
+void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
+  const auto rows = finetune_table().rows(tables.at("finetune"));
+  if (rows.empty()) return;
+  std::map<std::tuple<std::string, std::string, std::string>, const TrainingEvalRow*> last;  // (model, corpus, variant)
+  for (const auto& r : rows) {
+    const TrainingEvalRow*& slot = last[{r.model, r.corpus, r.variant}];
+    if (slot == nullptr || r.step > slot->step) slot = &r;
+  }
+  ReportTable rt{
+      "finetune",
+      "Fine-tuning with one budget: linearized and two-phase variants against the control",
+      {"model", "corpus", "variant", "steps", "linear layers", "base PPL", "PPL", "Δ% vs base", "Δ% vs control"},
+      {},
+      "",
+      "Table 11"};
+  bool marked = false;
+  for (const auto& [key, r] : last) {
+    const auto& [model, corpus, variant] = key;
+    auto c = last.find({model, corpus, "control"});
+    std::string vs_control = "n/a", mark;
+    if (c != last.end() && variant != "control") {
+      const double control = c->second->ppl;
+      vs_control = signed2(100.0 * (r->ppl / control - 1.0));
+      if (r->delta_pct < 0 && control <= r->ppl) mark = " ‡", marked = true;
+    } else if (variant == "control") {
+      vs_control = "-";
+    }
+    rt.rows.push_back({model, corpus, variant + mark, std::to_string(r->step), r->layers.empty() ? "-" : r->layers,
+                       num(r->ppl_base, 6), num(r->ppl, 6), signed2(r->delta_pct), vs_control});
+  }
+  if (marked) rt.note = kControlNote;
+  out->push_back(std::move(rt));
+
+  const auto gates = soft_gates_table().rows(tables.at("soft_gates"));
+  if (gates.empty()) return;
+  std::map<std::tuple<std::string, std::string, std::int64_t>, const SoftGateRow*> gate_last;  // (model, corpus, layer)
+  for (const auto& r : gates) {
+    const SoftGateRow*& slot = gate_last[{r.model, r.corpus, r.layer}];
+    if (slot == nullptr || r.step > slot->step) slot = &r;
+  }
+  ReportTable gt{"soft_gates",
+                 "Two-phase gating: effective linearization (1 − mean gate) per layer at the last step",
+                 {"model", "corpus", "layer", "step", "mean gate", "effective linearization"},
+                 {},
+                 ""};
+  for (const auto& [key, r] : gate_last)
+    gt.rows.push_back({std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key)), std::to_string(r->step),
+                       num(r->mean_gate), pct(100.0 * r->effective_linear) + "%"});
+  out->push_back(std::move(gt));
+}
+
+// Fig. 6: per corpus, a panel per model: eval perplexity against optimizer steps for the
+// progressive linearization (its table, when it ran) and every fine-tuning variant, with the
+// untouched model's perplexity as the reference line.
+void training_figures(const FigureInput& in, std::vector<Figure>* out) {
+  std::vector<TrainingEvalRow> rows = finetune_table().rows(in.tables.at("finetune"));
+  if (const auto it = in.tables.find("progressive"); it != in.tables.end()) {
+    const auto more = training_eval_table("progressive", "").rows(it->second);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  std::vector<SeriesPoint> points;
+  std::map<std::pair<std::string, std::string>, double> base;  // (corpus, model) -> untouched PPL
+  for (const auto& r : rows) {
+    points.push_back({r.corpus + "\n" + r.model, r.variant, static_cast<double>(r.step), r.ppl});
+    base[{r.corpus, r.model}] = r.ppl_base;
+  }
+  std::map<std::string, SvgFigure> figures;
+  for (auto& [chart, series] : group_series(points)) {
+    const std::string corpus = chart.substr(0, chart.find('\n')), model = chart.substr(chart.find('\n') + 1);
+    SvgChart panel(model, "optimizer step", "eval perplexity");
+    for (auto& [label, s] : series) panel.add_series(std::move(s));
+    panel.add_reference({"untouched model", base[{corpus, model}]});
+    figures.try_emplace(corpus, "Training trajectories: eval perplexity against step · " + corpus, 2)
+        .first->second.add(panel);
+  }
+  for (const auto& [corpus, fig] : figures)
+    out->push_back({"fig6_training_" + safe_name(corpus), fig.render(),
+                    "Training trajectories: eval perplexity against step (" + corpus + ")",
+                    "One panel per model: progressive linearization (layers replaced one at a time, each followed "
+                    "by training steps), and fine-tuning with one budget as linearized, two-phase (soft gates in "
+                    "phase 2) and the control (nothing linearized, the same steps and batches).",
+                    "", "Fig. 6"});
+}
+
+const SectionRegistrar kFinetuneSection{{"finetune", 80, finetune_tables, training_figures}};
 
 }  // namespace
 }  // namespace linsweep

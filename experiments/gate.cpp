@@ -1,23 +1,152 @@
 // `gate`: per layer, gates trained on the gate split's captured X and δ labels, one variant
 // chosen on the select split by AUC, every variant's hard-routed perplexity on the eval split
-// (DESIGN §4 "Gates"). The eval split never influences training or the choice.
+// (docs/methods.md, "Gates"). The eval split never influences training or the choice.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "common/errors.hpp"
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/fit_units.hpp"
 #include "experiments/gate_model.hpp"
 #include "experiments/unit_data.hpp"
+#include "presentation/cells.hpp"
+#include "presentation/figures.hpp"
+#include "presentation/section.hpp"
+#include "presentation/table_view.hpp"
+#include "storage/table_def.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
 
 namespace linsweep {
 namespace {
+
+struct GateParams {
+  std::vector<std::string> variants{"linear"};
+  std::int64_t seed = 0;
+  double holdout = 0.3;
+  std::int64_t bootstrap = 1000;
+  std::int64_t mlp_epochs = 300;
+};
+
+// "linear", "pca:K" or "mlp:H" with 1 ≤ K, H ≤ 2^20.
+std::string variant_problem(const std::string& t) {
+  const auto colon = t.find(':');
+  const std::string kind = t.substr(0, colon), size = colon == std::string::npos ? "" : t.substr(colon + 1);
+  const bool sized = (kind == "pca" || kind == "mlp") && !size.empty() && size.size() <= 7 && size[0] != '0' &&
+                     size.find_first_not_of("0123456789") == std::string::npos && std::stoll(size) <= (1 << 20);
+  return t == "linear" || sized ? "" : "'" + t + "' is not a gate variant (linear, pca:K or mlp:H, 1 ≤ K, H ≤ 1048576)";
+}
+
+const ParamSchema<GateParams>& gate_schema() {
+  static const ParamSchema<GateParams> s = [] {
+    ParamRange variants;
+    variants.check = variant_problem;
+    variants.non_empty = variants.distinct = true;
+    return ParamSchema<GateParams>()
+        .add("variants", &GateParams::variants, variants, "gates to train per layer: linear, pca:K, mlp:H")
+        .add("seed", &GateParams::seed, at_least(0), "seed of the hold-out and of gate training (plus the layer)")
+        .add("holdout", &GateParams::holdout, fraction(), "share of the gate split held out for the AUC")
+        .add("bootstrap", &GateParams::bootstrap, at_least(1), "bootstrap resamples of windows for the 95% interval")
+        .add("mlp_epochs", &GateParams::mlp_epochs, at_least(1), "full-batch Adam steps of an mlp:H gate");
+  }();
+  return s;
+}
+
+struct GateUnitParams {
+  std::vector<std::string> variants;
+  std::int64_t seed = 0;
+  double holdout = 0;
+  std::int64_t bootstrap = 0;
+  std::int64_t mlp_epochs = 0;
+  Split split;  // eval
+  std::int64_t context = 0;
+  double lambda = 0;
+  std::string format;
+  std::int64_t layer = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GateUnitParams, variants, seed, holdout, bootstrap, mlp_epochs, split, context,
+                                   lambda, format, layer)
+
+struct GateRow {
+  std::string model;
+  std::int64_t layer = 0;
+  std::string corpus, gate;
+  std::int64_t params = 0;
+  double auc = 0, pct_linear = 0, ppl = 0, delta_pct = 0, ci_low = 0, ci_high = 0;
+  std::int64_t selected = 0;
+  double select_auc = 0, eval_auc = 0, threshold = 0, ppl_base = 0;
+};
+
+const TableDef<GateRow>& gates_table() {
+  static const TableDef<GateRow> t =
+      TableDef<GateRow>("gates", "one row per model, corpus, layer and gate variant, reported on the eval split")
+          .key("model", &GateRow::model)
+          .key("layer", &GateRow::layer)
+          .key("corpus", &GateRow::corpus)
+          .key("gate", &GateRow::gate, "linear, pca:K or mlp:H")
+          .column("params", &GateRow::params, "the gate's parameter count")
+          .column("auc", &GateRow::auc, "AUC on the gate split's hold-out")
+          .column("pct_linear", &GateRow::pct_linear, "% of scored positions routed to the surrogate")
+          .column("ppl", &GateRow::ppl, "perplexity with hard routing")
+          .column("delta_pct", &GateRow::delta_pct, "100·(ppl/ppl_base − 1)")
+          .column("ci_low", &GateRow::ci_low)
+          .column("ci_high", &GateRow::ci_high)
+          .added("selected", &GateRow::selected, "1 for the variant chosen on the select split")
+          .added("select_auc", &GateRow::select_auc, "AUC on the select split")
+          .added("eval_auc", &GateRow::eval_auc, "AUC on the eval split (reported, never used to choose)")
+          .added("threshold", &GateRow::threshold, "the δ threshold of the labels")
+          .added("ppl_base", &GateRow::ppl_base, "perplexity of the untouched model");
+  return t;
+}
+const TableRegistrar kGatesTable{gates_table().schema()};
+
+// The "gate" provider: the gate unit of (model, corpus) at {"layer": ℓ}, with the spec's gate
+// parameters. compound reads every layer's chosen gate through it.
+std::string provide_gate(PlanBuilder& b, const ModelSpec& m, const std::string& corpus, const nlohmann::json& request) {
+  const nlohmann::json* requested = b.sweep().requested("gate");
+  if (requested == nullptr)
+    throw SpecError(b.sweep().file + ": experiments.gate: needed by another experiment, not requested");
+  const GateParams g = gate_schema().from_json(*requested);
+  const std::string capture = b.provide("capture", m, corpus), fit = b.provide("fit", m, corpus);
+  const auto layer = request.at("layer").get<std::int64_t>();
+  GateUnitParams p{g.variants,
+                   g.seed,
+                   g.holdout,
+                   g.bootstrap,
+                   g.mlp_epochs,
+                   b.split("eval").get<Split>(),
+                   b.sweep().context,
+                   first_lambda(b.sweep()),
+                   b.sweep().corpus(corpus)->format,
+                   layer};
+  return b.add(Unit{.kind = "gate",
+                    .model = m.name,
+                    .corpus = corpus,
+                    .params = p,
+                    .inputs = b.inputs(m.name, corpus),
+                    .deps = {capture, fit}},
+               "/layer" + std::to_string(layer));
+}
+const ProviderRegistrar kGateProvider{"gate", provide_gate};
+
+void expand_gate(const GateParams&, PlanBuilder& b) {
+  for (const auto& m : b.sweep().models)
+    for (const auto& c : b.sweep().corpora)
+      for (std::int64_t layer : b.sweep_layers(m)) b.provide("gate", m, c.name, {{"layer", layer}});
+}
+
+const ExperimentRegistrar kGate{make_experiment<GateParams>(
+    "gate", "per-token gates that route each position to the MLP or its surrogate", 30, gate_schema(), expand_gate, {},
+    [](const GateParams&, const Sweep&, PlanNeeds& n) { n.capture = true; })};
 
 at::Tensor label_tensor(const std::vector<std::uint8_t>& y) {
   return at::tensor(std::vector<double>(y.begin(), y.end()), at::kDouble);
@@ -27,17 +156,17 @@ UnitResult run_gate(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
   const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
   const UnitResult& fit = dep_of_kind(in.deps, "fit", in.unit_id);
-  const auto layer = in.params["layer"].get<std::int64_t>();
-  const std::int64_t context = in.params["context"].get<std::int64_t>();
-  const auto seed = in.params["seed"].get<std::uint64_t>() + static_cast<std::uint64_t>(layer);
+  const auto p = in.params.get<GateUnitParams>();
+  const std::int64_t layer = p.layer, context = p.context;
+  const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
   std::vector<GateVariant> variants;
-  for (const auto& v : in.params["variants"]) variants.push_back(GateVariant::parse(v.get<std::string>()));
+  for (const auto& v : p.variants) variants.push_back(GateVariant::parse(v));
   GateTraining training;
   training.seed = seed;
-  training.mlp_epochs = in.params["mlp_epochs"].get<std::int64_t>();
+  training.mlp_epochs = p.mlp_epochs;
 
   // Labels: δ ≤ threshold, the threshold taken on the gate split and applied to every split.
-  const LabelledRows labelled = read_labelled(in.store_dir, capture, layer, in.params["holdout"].get<double>(), seed);
+  const LabelledRows labelled = read_labelled(in.store, capture, layer, p.holdout, seed);
   const CapturedRows& gate_rows = labelled.rows;
   const double threshold = labelled.threshold;
   const std::vector<std::uint8_t>& labels = labelled.labels;
@@ -45,15 +174,16 @@ UnitResult run_gate(const ExperimentInput& in) {
   const at::Tensor x_train = rows_of(gate_rows.x, hs.train), x_hold = rows_of(gate_rows.x, hs.holdout);
   const at::Tensor y_train = label_tensor(rows_of(labels, hs.train));
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);
-  const CapturedRows select_rows = read_captured(in.store_dir, capture, "select", layer);
+  const CapturedRows select_rows = read_captured(in.store, capture, "select", layer);
   const std::vector<std::uint8_t> y_select = gate_labels(select_rows.delta, threshold);
-  const CapturedRows eval_rows = read_captured(in.store_dir, capture, "eval", layer);
+  const CapturedRows eval_rows = read_captured(in.store, capture, "eval", layer);
   const std::vector<std::uint8_t> y_eval = gate_labels(eval_rows.delta, threshold);
 
   for (const CapturedRows* r : {&gate_rows, &select_rows, &eval_rows})
     if (r->x.size(1) != model.config().d_model)
       throw StorageError(in.unit_id + ": captured X has width " + std::to_string(r->x.size(1)) + ", the model " +
-                             std::to_string(model.config().d_model), ExitCode::kBadInput);
+                             std::to_string(model.config().d_model),
+                         ExitCode::kBadInput);
   std::vector<Gate> gates;
   std::vector<double> auc, select_auc, eval_auc;
   std::size_t chosen = 0;
@@ -67,14 +197,14 @@ UnitResult run_gate(const ExperimentInput& in) {
 
   // Hard-routed evaluation of every variant on the eval split: one base pass caches the
   // stream entering the layer; each variant recomputes layers ℓ..L−1 with its routing.
-  const AffineMap cpu_map = surrogate_map(fit, in.model_name, in.corpus_name, layer, in.params["lambda"].get<double>(), in.unit_id);
+  const AffineMap cpu_map = surrogate_map(fit, in.model_name, in.corpus_name, layer, p.lambda, in.unit_id);
   const at::Device device = model.parameters().front().device();
   const AffineMap map{cpu_map.weight.to(device), cpu_map.bias.to(device)};  // uploaded once
-  const Windows w = unit_windows(in, in.params["split"], context);
+  const Windows w = unit_windows(in, p.split, context);
   check_windows(model, w);
   const std::size_t V = variants.size(), count = static_cast<std::size_t>(w.count);
   std::vector<double> nll((V + 1) * count, 0.0);  // [base | variant 0 | ...] × windows
-  std::vector<double> routed(V, 0.0);              // positions 0..T−2 routed linear
+  std::vector<double> routed(V, 0.0);             // positions 0..T−2 routed linear
   const Windows mine = my_shard(in, w);
   const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
   {
@@ -110,26 +240,316 @@ UnitResult run_gate(const ExperimentInput& in) {
   const std::vector<double> base = block(nll, 0, count);
   const double ppl_base = perplexity(base, tokens);
   UnitResult out = unit_result(in);
-  Table rows = empty_table("gates");
+  std::vector<GateRow> rows;
   const std::string key = gate_key(in.model_name, in.corpus_name, layer);
   for (std::size_t v = 0; v < V; ++v) {
     const std::vector<double> lin = block(nll, 1 + v, count);
     const double ppl = perplexity(lin, tokens);
-    const auto [lo, hi] = bootstrap_delta_interval(base, lin, context - 1, in.params["bootstrap"].get<std::int64_t>(), seed);
-    rows.rows.push_back({in.model_name, layer, in.corpus_name, variants[v].name(), gates[v].parameter_count(), auc[v],
-                         100.0 * routed[v] / tokens, ppl, 100.0 * (ppl / ppl_base - 1.0), lo, hi,
-                         static_cast<std::int64_t>(v == chosen), select_auc[v], eval_auc[v], threshold, ppl_base});
+    const auto [lo, hi] = bootstrap_delta_interval(base, lin, context - 1, p.bootstrap, seed);
+    rows.push_back({.model = in.model_name,
+                    .layer = layer,
+                    .corpus = in.corpus_name,
+                    .gate = variants[v].name(),
+                    .params = gates[v].parameter_count(),
+                    .auc = auc[v],
+                    .pct_linear = 100.0 * routed[v] / tokens,
+                    .ppl = ppl,
+                    .delta_pct = 100.0 * (ppl / ppl_base - 1.0),
+                    .ci_low = lo,
+                    .ci_high = hi,
+                    .selected = static_cast<std::int64_t>(v == chosen),
+                    .select_auc = select_auc[v],
+                    .eval_auc = eval_auc[v],
+                    .threshold = threshold,
+                    .ppl_base = ppl_base});
     gates[v].save(out, key + "/" + variants[v].name());
   }
   gates[chosen].save(out, key + "/chosen");
   out.arrays[key + "/threshold"] = {{1}, {threshold}};
   out.arrays[key + "/holdout"] = {{static_cast<std::int64_t>(hs.holdout.size())},
                                   std::vector<double>(hs.holdout.begin(), hs.holdout.end())};
-  out.tables.push_back(std::move(rows));
+  out.tables.push_back(gates_table().table(rows));
   return out;
 }
 
-const ExperimentRegistrar kGate{"gate", run_gate, /*needs_model=*/true};
+const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true};
+
+void cost_vs_share_table(const TableSet& tables, const std::vector<GateRow>& rows, std::vector<ReportTable>* out);
+
+// Cross-model summary from each layer's selected gate (chosen on the select split), then every
+// variant of every layer with the chosen one marked.
+void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
+  auto rows = gates_table().rows(tables.at("gates"));
+  if (rows.empty()) return;
+  std::stable_sort(rows.begin(), rows.end(), [](const GateRow& a, const GateRow& b) {
+    return std::tie(a.model, a.corpus, a.layer) < std::tie(b.model, b.corpus, b.layer);
+  });
+  std::map<std::pair<std::string, std::string>, std::vector<const GateRow*>> chosen;
+  for (const auto& r : rows)
+    if (r.selected == 1) chosen[{r.model, r.corpus}].push_back(&r);
+  if (!chosen.empty()) {  // rows written before the `selected` column have no choice to summarise
+    ReportTable summary{"gating_summary",
+                        "Gating summary: each layer's gate chosen on the select split, reported on eval",
+                        {"model", "corpus", "base PPL", "layers", "best layer", "best gate", "AUC", "Δ% [95% CI]",
+                         "% routed linear", "avg % routed linear"},
+                        {},
+                        kZeroNote};
+    for (const auto& [key, group] : chosen) {
+      double share = 0;
+      for (const GateRow* r : group) share += r->pct_linear;
+      // Best layer: the smallest Δ% with its chosen gate.
+      const GateRow& best = **std::min_element(
+          group.begin(), group.end(), [](const GateRow* x, const GateRow* y) { return x->delta_pct < y->delta_pct; });
+      summary.rows.push_back({key.first, key.second, num(best.ppl_base, 6), std::to_string(group.size()),
+                              std::to_string(best.layer), best.gate, num(best.auc, 3),
+                              delta_cell(best.delta_pct, best.ci_low, best.ci_high), pct(best.pct_linear),
+                              pct(share / static_cast<double>(group.size()))});
+    }
+    out->push_back(std::move(summary));
+  }
+  ReportTable per_layer{
+      "gates_per_layer",
+      "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
+      {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL", "Δ% [95% CI]"},
+      {},
+      kZeroNote};
+  for (const auto& r : rows)
+    per_layer.rows.push_back({r.model, r.corpus, std::to_string(r.layer), r.gate + (r.selected == 1 ? " *" : ""),
+                              std::to_string(r.params), num(r.auc, 3), num(r.select_auc, 3), pct(r.pct_linear),
+                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high)});
+  out->push_back(std::move(per_layer));
+  cost_vs_share_table(tables, rows, out);
+}
+
+using Corpus = std::string;
+using LayerKeyGate = std::tuple<std::string, Corpus, std::int64_t>;  // model, corpus, layer
+const std::string kDeltaAxis = "Δ perplexity (%)";
+const std::string kShareAxis = "positions routed to the surrogate (%)";
+
+// Another experiment's per-layer rows of (model, corpus) → layer → (Δ%, low, high), read by
+// column name: the all-linear table, and a random-routing table when a store has one.
+struct LayerCost {
+  double delta_pct = 0, ci_low = 0, ci_high = 0;
+  bool interval = false;
+};
+std::map<std::pair<std::string, Corpus>, std::map<std::int64_t, LayerCost>> layer_costs(const TableSet& tables,
+                                                                                        const std::string& name) {
+  std::map<std::pair<std::string, Corpus>, std::map<std::int64_t, LayerCost>> out;
+  const auto it = tables.find(name);
+  if (it == tables.end()) return out;
+  const TableView t(it->second);
+  if (!t.has("model") || !t.has("corpus") || !t.has("layer") || !t.has("delta_pct")) return out;
+  const bool interval = t.has("ci_low") && t.has("ci_high");
+  for (std::size_t i = 0; i < t.size(); ++i)
+    out[{t.text(i, "model"), t.text(i, "corpus")}][static_cast<std::int64_t>(t.number(i, "layer"))] = {
+        t.number(i, "delta_pct"), interval ? t.number(i, "ci_low") : 0, interval ? t.number(i, "ci_high") : 0,
+        interval};
+  return out;
+}
+
+ChartSeries cost_series(const std::string& label, const std::map<std::int64_t, LayerCost>& by_layer) {
+  ChartSeries s;
+  s.label = label;
+  bool interval = true;
+  for (const auto& [layer, c] : by_layer) interval = interval && c.interval;
+  for (const auto& [layer, c] : by_layer) {
+    s.x.push_back(static_cast<double>(layer));
+    s.y.push_back(c.delta_pct);
+    if (interval) s.low.push_back(c.ci_low), s.high.push_back(c.ci_high);
+  }
+  return s;
+}
+
+// The chosen gates by (model, corpus), in layer order.
+std::map<std::pair<std::string, Corpus>, std::vector<GateRow>> chosen_rows(const std::vector<GateRow>& rows) {
+  std::map<std::pair<std::string, Corpus>, std::vector<GateRow>> out;
+  for (const auto& r : rows)
+    if (r.selected == 1) out[{r.model, r.corpus}].push_back(r);
+  for (auto& [key, v] : out)
+    std::stable_sort(v.begin(), v.end(), [](const GateRow& a, const GateRow& b) { return a.layer < b.layer; });
+  return out;
+}
+
+ChartSeries chosen_cost_series(const std::vector<GateRow>& chosen) {
+  std::map<std::int64_t, LayerCost> by_layer;
+  for (const auto& r : chosen) by_layer[r.layer] = {r.delta_pct, r.ci_low, r.ci_high, true};
+  return cost_series("chosen gate (95% CI)", by_layer);
+}
+
+// Fig. 2: per model, a panel per corpus: the all-linear cost and the chosen gate's hard-routed
+// cost per layer, rings where the gate beats the untouched model (Δ% < 0), and random routing
+// at the gate's share where the store has a `random_routing` table (model, corpus, layer,
+// delta_pct[, ci_low, ci_high]).
+void gate_vs_all_linear(const FigureInput& in, const std::vector<GateRow>& rows, std::vector<Figure>* out) {
+  const auto all_linear = layer_costs(in.tables, "all_linear");
+  const auto random = layer_costs(in.tables, "random_routing");
+  std::map<std::string, SvgFigure> figures;
+  for (const auto& [key, chosen] : chosen_rows(rows)) {
+    SvgChart panel(key.second, "layer", kDeltaAxis);
+    if (auto a = all_linear.find(key); a != all_linear.end())
+      panel.add_series(cost_series("all-linear (95% CI)", a->second));
+    panel.add_series(chosen_cost_series(chosen));
+    if (auto r = random.find(key); r != random.end())
+      panel.add_series(cost_series("random routing at the gate's share", r->second));
+    ChartSeries beats;
+    beats.label = "gate beats the untouched model (Δ% < 0)";
+    beats.mark = Mark::kRings;
+    for (const auto& r : chosen)
+      if (r.delta_pct < 0) beats.x.push_back(static_cast<double>(r.layer)), beats.y.push_back(r.delta_pct);
+    if (!beats.x.empty()) panel.add_series(std::move(beats));
+    figures.try_emplace(key.first, "All-linear against the chosen gate per layer: " + key.first, 2)
+        .first->second.add(panel);
+  }
+  for (const auto& [model, fig] : figures)
+    out->push_back({"fig2_gate_vs_all_linear_" + safe_name(model), fig.render(),
+                    "All-linear cost and the chosen gate's cost per layer: " + model,
+                    "One panel per corpus. The all-linear cost replaces the layer's MLP at every position; the "
+                    "chosen gate (picked on the select split) routes each position by its prediction, reported on "
+                    "the eval split. Rings mark layers where gating beats the untouched model.",
+                    "", "Fig. 2"});
+}
+
+// The compound result of (model, corpus), when the compound experiment ran.
+struct CompoundResult {
+  double pct_linear = 0, delta_pct = 0;
+};
+std::map<std::pair<std::string, Corpus>, CompoundResult> compound_results(const TableSet& tables) {
+  std::map<std::pair<std::string, Corpus>, CompoundResult> out;
+  const auto it = tables.find("compound");
+  if (it == tables.end()) return out;
+  const TableView t(it->second);
+  for (std::size_t i = 0; i < t.size(); ++i)
+    out[{t.text(i, "model"), t.text(i, "corpus")}] = {t.number(i, "pct_linear"), t.number(i, "delta_pct")};
+  return out;
+}
+
+// Fig. 5: per model, for each corpus the chosen gates' share routed linear and their cost per
+// layer, with the compound result (every gate at once) as a reference line where it ran.
+void redistribution(const FigureInput& in, const std::vector<GateRow>& rows, std::vector<Figure>* out) {
+  const auto compound = compound_results(in.tables);
+  std::map<std::string, SvgFigure> figures;
+  for (const auto& [key, chosen] : chosen_rows(rows)) {
+    SvgChart share(key.second + ": share routed linear", "layer", kShareAxis);
+    ChartSeries s;
+    s.label = "chosen gate, layer alone";
+    for (const auto& r : chosen) s.x.push_back(static_cast<double>(r.layer)), s.y.push_back(r.pct_linear);
+    share.add_series(std::move(s));
+    SvgChart cost(key.second + ": cost", "layer", kDeltaAxis);
+    cost.add_series(chosen_cost_series(chosen));
+    if (auto c = compound.find(key); c != compound.end()) {
+      share.add_reference({"compound: mean share, every gate at once", c->second.pct_linear});
+      cost.add_reference({"compound: Δ% with every gate at once", c->second.delta_pct});
+    }
+    auto& fig = figures.try_emplace(key.first, "Share routed linear and cost per layer: " + key.first, 2).first->second;
+    fig.add(share);
+    fig.add(cost);
+  }
+  for (const auto& [model, fig] : figures)
+    out->push_back({"fig5_redistribution_" + safe_name(model), fig.render(),
+                    "Share routed linear and cost per layer, and the compound result: " + model,
+                    "Per corpus: the share of positions each layer's chosen gate routes to the surrogate, and that "
+                    "layer's hard-routed Δ% (each layer gated alone); dashed lines: the compound experiment, every "
+                    "chosen gate active at once.",
+                    "", "Fig. 5"});
+}
+
+// Cost against share per layer: the untouched model (0%, 0), every gate variant, and the
+// all-linear substitution (100%) where it ran, in order of share.
+struct SharePoint {
+  double share = 0;
+  std::string routing;
+  double delta_pct = 0, ci_low = 0, ci_high = 0;
+};
+std::map<LayerKeyGate, std::vector<SharePoint>> share_curves(const TableSet& tables, const std::vector<GateRow>& rows) {
+  const auto all_linear = layer_costs(tables, "all_linear");
+  std::map<LayerKeyGate, std::vector<SharePoint>> out;
+  for (const auto& r : rows)
+    out[{r.model, r.corpus, r.layer}].push_back({r.pct_linear, r.gate, r.delta_pct, r.ci_low, r.ci_high});
+  for (auto& [key, points] : out) {
+    points.push_back({0, "none (untouched model)", 0, 0, 0});
+    const auto a = all_linear.find({std::get<0>(key), std::get<1>(key)});
+    if (a != all_linear.end())
+      if (auto l = a->second.find(std::get<2>(key)); l != a->second.end())
+        points.push_back({100, "all-linear", l->second.delta_pct, l->second.ci_low, l->second.ci_high});
+    std::stable_sort(points.begin(), points.end(),
+                     [](const SharePoint& x, const SharePoint& y) { return x.share < y.share; });
+  }
+  return out;
+}
+
+void cost_vs_share_figures(const FigureInput& in, const std::vector<GateRow>& rows, std::vector<Figure>* out) {
+  std::map<std::string, SvgFigure> figures;
+  std::map<std::pair<std::string, Corpus>, SvgChart> panels;
+  for (const auto& [key, points] : share_curves(in.tables, rows)) {
+    auto& panel = panels.try_emplace({std::get<0>(key), std::get<1>(key)}, std::get<1>(key), kShareAxis, kDeltaAxis)
+                      .first->second;
+    ChartSeries s;
+    s.label = "layer " + std::to_string(std::get<2>(key));
+    for (const auto& p : points) s.x.push_back(p.share), s.y.push_back(p.delta_pct);
+    panel.add_series(std::move(s));
+  }
+  for (const auto& [key, panel] : panels)
+    figures.try_emplace(key.first, "Cost against share routed linear: " + key.first, 2).first->second.add(panel);
+  for (const auto& [model, fig] : figures)
+    out->push_back({"cost_vs_share_" + safe_name(model), fig.render(), "Cost against share routed linear",
+                    "Per corpus and layer: the untouched model (0%), each gate variant at the share it routes, and "
+                    "the all-linear substitution (100%).",
+                    model, ""});
+}
+
+// Per model, a panel per corpus: each gate variant's share routed linear per layer.
+void share_figures(const std::vector<GateRow>& rows, std::vector<Figure>* out) {
+  std::vector<SeriesPoint> share;
+  for (const auto& r : rows)
+    share.push_back({r.model + "\n" + r.corpus, r.gate, static_cast<double>(r.layer), r.pct_linear});
+  std::map<std::string, SvgFigure> figures;
+  for (auto& [chart, series] : group_series(share)) {
+    const std::string model = chart.substr(0, chart.find('\n')), corpus = chart.substr(chart.find('\n') + 1);
+    SvgChart panel(corpus, "layer", kShareAxis);
+    for (auto& [label, s] : series) panel.add_series(std::move(s));
+    figures.try_emplace(model, "Share of positions routed linear per gate variant: " + model, 2)
+        .first->second.add(panel);
+  }
+  for (const auto& [model, fig] : figures)
+    out->push_back({"gate_share_" + safe_name(model), fig.render(), "Share routed linear per gate variant",
+                    "One panel per corpus, one series per gate variant (hard routing, p > 0.5).", model, ""});
+}
+
+void gate_figures(const FigureInput& in, std::vector<Figure>* out) {
+  const auto rows = gates_table().rows(in.tables.at("gates"));
+  gate_vs_all_linear(in, rows, out);
+  redistribution(in, rows, out);
+  share_figures(rows, out);
+  cost_vs_share_figures(in, rows, out);
+  std::vector<SeriesPoint> by_corpus;
+  for (const auto& r : rows)
+    if (r.selected == 1)
+      by_corpus.push_back({r.corpus, r.model, static_cast<double>(r.layer), r.delta_pct, r.ci_low, r.ci_high, true});
+  for (auto& [corpus, series] : group_series(by_corpus)) {
+    SvgChart chart("Hard-routed cost of the chosen gate per layer, every model: " + corpus, "layer", kDeltaAxis);
+    for (auto& [label, s] : series) chart.add_series(std::move(s));
+    out->push_back({"gate_delta_models_" + safe_name(corpus), chart.render(),
+                    "Chosen gate's cost per layer, every model (" + corpus + ")",
+                    "One series per model; bars are 95% bootstrap intervals.", "", ""});
+  }
+}
+
+// Cost against share as a table: per (model, corpus, layer), from the untouched model to the
+// all-linear substitution.
+void cost_vs_share_table(const TableSet& tables, const std::vector<GateRow>& rows, std::vector<ReportTable>* out) {
+  ReportTable t{"cost_vs_share",
+                "Cost against share routed linear per layer: untouched model, each gate variant, all-linear",
+                {"model", "corpus", "layer", "routing", "% routed linear", "Δ% [95% CI]"},
+                {},
+                kZeroNote};
+  for (const auto& [key, points] : share_curves(tables, rows))
+    for (const auto& p : points)
+      t.rows.push_back({std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key)), p.routing, pct(p.share),
+                        p.share == 0 ? "0" : delta_cell(p.delta_pct, p.ci_low, p.ci_high)});
+  out->push_back(std::move(t));
+}
+
+const SectionRegistrar kGateSection{{"gate", 30, gate_tables, gate_figures}};
 
 }  // namespace
 }  // namespace linsweep

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <string_view>
 
 #include "common/errors.hpp"
 
@@ -28,9 +29,14 @@ ArrayData to_array(const at::Tensor& t) {
   return a;
 }
 
-const ArrayData& need(const UnitResult& unit, const std::string& name) {
-  auto it = unit.arrays.find(name);
-  if (it == unit.arrays.end()) throw StorageError("unit " + unit.unit_id + ": no stored gate array '" + name + "'", ExitCode::kBadInput);
+// The stored array `name` of `unit` (a reference into `unit`). `name` is a view: callers pass
+// `prefix + "/..."`, and with a std::string parameter GCC 14's -Wdangling-reference suspects the
+// result of referring to that temporary.
+const ArrayData& need(const UnitResult& unit, std::string_view name) {
+  const std::string key(name);
+  auto it = unit.arrays.find(key);
+  if (it == unit.arrays.end())
+    throw StorageError("unit " + unit.unit_id + ": no stored gate array '" + key + "'", ExitCode::kBadInput);
   return it->second;
 }
 
@@ -70,14 +76,18 @@ GateVariant GateVariant::parse(const std::string& text) {
 
 std::string GateVariant::name() const {
   switch (kind) {
-    case Kind::kLinear: return "linear";
-    case Kind::kPca: return "pca:" + std::to_string(size);
-    case Kind::kMlp: return "mlp:" + std::to_string(size);
+    case Kind::kLinear:
+      return "linear";
+    case Kind::kPca:
+      return "pca:" + std::to_string(size);
+    case Kind::kMlp:
+      return "mlp:" + std::to_string(size);
   }
   return "?";
 }
 
-Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::Tensor& labels, const GateTraining& opt) {
+Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::Tensor& labels,
+                 const GateTraining& opt) {
   Gate g;
   g.variant_ = variant;
   const at::Tensor x = x_in.to(at::kCPU);
@@ -105,16 +115,17 @@ Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::T
       for (auto* t : params) m1.push_back(at::zeros_like(*t)), m2.push_back(at::zeros_like(*t));
       const double b1 = 0.9, b2 = 0.999, eps = 1e-8, inv_n = 1.0 / static_cast<double>(n);
       for (std::int64_t step = 1; step <= opt.mlp_epochs; ++step) {
-        const at::Tensor z1 = xf.mm(p.t());                 // [n, H]
+        const at::Tensor z1 = xf.mm(p.t());  // [n, H]
         const at::Tensor a = z1.clamp_min(0);
-        const at::Tensor z2 = a.mv(v) + c;                  // [n]
+        const at::Tensor z2 = a.mv(v) + c;  // [n]
         const at::Tensor dz2 = (at::sigmoid(z2) - yf) * inv_n;
         const at::Tensor dz1 = dz2.unsqueeze(1) * v.unsqueeze(0) * (z1 > 0).to(at::kFloat);
         std::vector<at::Tensor> grads = {dz1.t().mm(xf) + p * inv_n, a.t().mv(dz2) + v * inv_n, dz2.sum().reshape({1})};
         for (std::size_t i = 0; i < params.size(); ++i) {
           m1[i].mul_(b1).add_(grads[i], 1 - b1);
           m2[i].mul_(b2).addcmul_(grads[i], grads[i], 1 - b2);
-          const double c1 = 1 - std::pow(b1, static_cast<double>(step)), c2 = 1 - std::pow(b2, static_cast<double>(step));
+          const double c1 = 1 - std::pow(b1, static_cast<double>(step)),
+                       c2 = 1 - std::pow(b2, static_cast<double>(step));
           params[i]->sub_(opt.mlp_lr * (m1[i] / c1) / ((m2[i] / c2).sqrt() + eps));
         }
       }
@@ -128,16 +139,20 @@ Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::T
   // not a result (the precision floor of float64 sits orders of magnitude below this).
   if (variant.kind != GateVariant::Kind::kMlp && !(g.logistic_.gradient_max <= 1e-6))
     throw InputError("gate " + variant.name() + ": logistic regression did not converge (max |gradient| " +
-                     std::to_string(g.logistic_.gradient_max) + " after " + std::to_string(g.logistic_.iterations) + " Newton steps)");
+                     std::to_string(g.logistic_.gradient_max) + " after " + std::to_string(g.logistic_.iterations) +
+                     " Newton steps)");
   return g;
 }
 
 std::int64_t Gate::parameter_count() const {
   const std::int64_t d = scaler_.mean.size(0);
   switch (variant_.kind) {
-    case GateVariant::Kind::kLinear: return d + 1;
-    case GateVariant::Kind::kPca: return pca_.components.size(0) + 1;
-    case GateVariant::Kind::kMlp: return variant_.size * d + variant_.size + 1;
+    case GateVariant::Kind::kLinear:
+      return d + 1;
+    case GateVariant::Kind::kPca:
+      return pca_.components.size(0) + 1;
+    case GateVariant::Kind::kMlp:
+      return variant_.size * d + variant_.size + 1;
   }
   return 0;
 }
@@ -150,10 +165,12 @@ at::Tensor Gate::logits(const at::Tensor& x) const {
   // (by their place in a block), which would break exact ties between equal activations.
   auto dot = [](const at::Tensor& a, const at::Tensor& w) { return (a * w.unsqueeze(0)).sum(1); };
   switch (variant_.kind) {
-    case GateVariant::Kind::kLinear: return dot(xs, on(logistic_.weight)) + logistic_.bias;
+    case GateVariant::Kind::kLinear:
+      return dot(xs, on(logistic_.weight)) + logistic_.bias;
     case GateVariant::Kind::kPca:
       return dot((xs - on(pca_.mean)).mm(on(pca_.components).t()), on(logistic_.weight)) + logistic_.bias;
-    case GateVariant::Kind::kMlp: return dot(xs.mm(on(p_).t()).clamp_min(0), on(v_)) + c_;
+    case GateVariant::Kind::kMlp:
+      return dot(xs.mm(on(p_).t()).clamp_min(0), on(v_)) + c_;
   }
   return {};
 }
@@ -195,7 +212,9 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
   g.scaler_.scale = to_tensor(need(unit, prefix + "/scaler/scale"));
   const std::int64_t d = g.scaler_.mean.numel();
   auto check = [&](bool ok, const char* what) {
-    if (!ok) throw StorageError("unit " + unit.unit_id + ": gate '" + prefix + "': " + what + " has the wrong shape", ExitCode::kBadInput);
+    if (!ok)
+      throw StorageError("unit " + unit.unit_id + ": gate '" + prefix + "': " + what + " has the wrong shape",
+                         ExitCode::kBadInput);
   };
   check(g.scaler_.mean.dim() == 1 && g.scaler_.scale.sizes() == g.scaler_.mean.sizes(), "scaler");
   if (g.variant_.kind == GateVariant::Kind::kMlp) {
@@ -205,7 +224,8 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
     check(c.values.size() == 1, "mlp/c");
     g.c_ = c.values[0];
     check(g.p_.dim() == 2 && g.p_.size(1) == d && g.v_.dim() == 1 && g.v_.size(0) == g.p_.size(0) &&
-              g.p_.size(0) == g.variant_.size, "mlp");
+              g.p_.size(0) == g.variant_.size,
+          "mlp");
     return g;
   }
   g.logistic_.weight = to_tensor(need(unit, prefix + "/logistic/weight"));
@@ -216,7 +236,8 @@ Gate Gate::load(const UnitResult& unit, const std::string& prefix) {
     g.pca_.mean = to_tensor(need(unit, prefix + "/pca/mean"));
     g.pca_.components = to_tensor(need(unit, prefix + "/pca/components"));
     check(g.pca_.components.dim() == 2 && g.pca_.components.size(1) == d && g.pca_.mean.numel() == d &&
-              g.logistic_.weight.numel() == g.pca_.components.size(0) && g.variant_.size >= g.pca_.components.size(0), "pca");
+              g.logistic_.weight.numel() == g.pca_.components.size(0) && g.variant_.size >= g.pca_.components.size(0),
+          "pca");
   } else {
     check(g.logistic_.weight.dim() == 1 && g.logistic_.weight.numel() == d, "logistic");
   }

@@ -1,4 +1,4 @@
-// Gates that predict where the surrogate may replace the MLP: linear, pca:K and mlp:H (DESIGN §4).
+// Gates that predict where the surrogate may replace the MLP: linear, pca:K and mlp:H (docs/methods.md, "Gates").
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -23,10 +23,10 @@ struct GateVariant {
 };
 
 struct GateTraining {
-  std::uint64_t seed = 0;        // mlp initialisation
-  std::int64_t mlp_epochs = 300; // full-batch Adam steps for mlp:H
+  std::uint64_t seed = 0;         // mlp initialisation
+  std::int64_t mlp_epochs = 300;  // full-batch Adam steps for mlp:H
   double mlp_lr = 1e-2;
-  LogisticOptions logistic;      // linear and pca:K
+  LogisticOptions logistic;  // linear and pca:K
 };
 
 // A trained gate: standardisation fitted on its training rows, then logistic regression on the
@@ -38,7 +38,8 @@ class Gate {
   // standard library: the seeded draws use std::normal_distribution). Throws InputError when a
   // logistic fit ends with max |gradient| above 1e-6 (not solved), c10::Error on a label
   // count that does not match x.
-  static Gate train(const GateVariant& variant, const at::Tensor& x, const at::Tensor& labels, const GateTraining& options);
+  static Gate train(const GateVariant& variant, const at::Tensor& x, const at::Tensor& labels,
+                    const GateTraining& options);
   // Reads a gate stored by save() under `prefix`; throws StorageError(kBadInput) naming it.
   static Gate load(const UnitResult& unit, const std::string& prefix);
   // Adds the gate's arrays under `prefix`: scaler/{mean,scale}, and logistic/{weight,bias,solver},
@@ -57,9 +58,9 @@ class Gate {
  private:
   GateVariant variant_;
   Standardizer scaler_;
-  Pca pca_;               // pca:K only
+  Pca pca_;                 // pca:K only
   LogisticModel logistic_;  // linear and pca:K
-  at::Tensor p_, v_;      // mlp:H: P [H, d], v [H]
+  at::Tensor p_, v_;        // mlp:H: P [H, d], v [H]
   double c_ = 0;
 };
 

@@ -22,7 +22,8 @@ at::Tensor squared_distances(const at::Tensor& a, const at::Tensor& b) {
 // Index drawn with probability proportional to w (w ≥ 0; uniform when all zero).
 std::int64_t draw(const std::vector<double>& cumulative, std::mt19937_64& rng) {
   const double total = cumulative.back();
-  if (!(total > 0)) return std::uniform_int_distribution<std::int64_t>(0, static_cast<std::int64_t>(cumulative.size()) - 1)(rng);
+  if (!(total > 0))
+    return std::uniform_int_distribution<std::int64_t>(0, static_cast<std::int64_t>(cumulative.size()) - 1)(rng);
   const double u = std::uniform_real_distribution<double>(0, total)(rng);
   const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
   return std::min<std::int64_t>(it - cumulative.begin(), static_cast<std::int64_t>(cumulative.size()) - 1);
@@ -43,8 +44,8 @@ at::Tensor init_plus_plus(const at::Tensor& x, std::int64_t k, std::mt19937_64& 
     std::vector<std::int64_t> cand;
     for (std::int64_t t = 0; t < trials; ++t) cand.push_back(draw(cum, rng));
     const at::Tensor idx = at::tensor(cand, at::kLong);
-    const at::Tensor d = squared_distances(x, x.index_select(0, idx));         // [n, trials]
-    const at::Tensor pot = at::minimum(d, closest.unsqueeze(1)).sum(0);        // potential per candidate
+    const at::Tensor d = squared_distances(x, x.index_select(0, idx));   // [n, trials]
+    const at::Tensor pot = at::minimum(d, closest.unsqueeze(1)).sum(0);  // potential per candidate
     const std::int64_t best = pot.argmin().item<std::int64_t>();
     chosen.push_back(cand[static_cast<std::size_t>(best)]);
     closest = at::minimum(closest, d.select(1, best));

@@ -19,9 +19,7 @@ namespace linsweep {
 namespace {
 
 // Σ log(1 + e^z) − y·z, stably.
-double logloss_sum(const at::Tensor& z, const at::Tensor& y) {
-  return (at::softplus(z) - y * z).sum().item<double>();
-}
+double logloss_sum(const at::Tensor& z, const at::Tensor& y) { return (at::softplus(z) - y * z).sum().item<double>(); }
 
 constexpr int kMaxCg = 50;      // conjugate-gradient iterations per Newton step
 constexpr int kRefreshCg = 10;  // a step that needed more re-forms the preconditioner at the next iterate
@@ -50,7 +48,9 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const Standardizer& scaler, c
   auto objective = [&](const at::Tensor& b, const at::Tensor& z) {
     return logloss_sum(z, y) + 0.5 * (penalty * b * b).sum().item<double>();
   };
-  auto gradient = [&](const at::Tensor& b, const at::Tensor& z) { return xa.transposed_times(at::sigmoid(z) - y) + penalty * b; };
+  auto gradient = [&](const at::Tensor& b, const at::Tensor& z) {
+    return xa.transposed_times(at::sigmoid(z) - y) + penalty * b;
+  };
   const GramPrecision precision = opt.reduced_precision ? GramPrecision::kReduced : GramPrecision::kFloat64;
 
   at::Tensor beta = at::zeros({d + 1}, options);
@@ -87,7 +87,8 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const Standardizer& scaler, c
         }
         if (precond.defined()) break;
       }
-      if (!precond.defined()) throw InputError("logistic regression: the Hessian has no Cholesky factor even with a ridge");
+      if (!precond.defined())
+        throw InputError("logistic regression: the Hessian has no Cholesky factor even with a ridge");
     }
     // Newton step: H·step = grad with H = Xaᵀ·S·Xa + diag(penalty) applied as products (with a
     // float16 copy of Xa by default, elements to 2⁻¹¹: the step is that much less exact, the
@@ -130,9 +131,10 @@ LogisticModel fit_logistic(const at::Tensor& x_in, const Standardizer& scaler, c
     const double* zp = z.data_ptr<double>();
     const double* yp = y.data_ptr<double>();
     at::Tensor dz;
-    const at::Tensor grad_full = xa.times_then_transposed(
-                                     step, [&](std::int64_t i, double a) { return 1.0 / (1.0 + std::exp(a - zp[i])) - yp[i]; }, &dz) +
-                                 penalty * (beta - step);
+    const at::Tensor grad_full =
+        xa.times_then_transposed(
+            step, [&](std::int64_t i, double a) { return 1.0 / (1.0 + std::exp(a - zp[i])) - yp[i]; }, &dz) +
+        penalty * (beta - step);
     const double slope = (grad * step).sum().item<double>();
     double t = 1.0, f_new = 0;
     at::Tensor beta_new, z_new, grad_new;

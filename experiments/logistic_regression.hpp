@@ -10,8 +10,8 @@
 namespace linsweep {
 
 struct LogisticOptions {
-  double c = 1.0;            // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
-  double tol = 1e-10;        // stop when the objective's largest gradient entry is ≤ tol
+  double c = 1.0;      // inverse penalty: minimises Σ logloss + ‖w‖² / (2C); the intercept is not penalised
+  double tol = 1e-10;  // stop when the objective's largest gradient entry is ≤ tol
   std::int64_t max_iter = 100;
   // Newton steps from reduced precision: the preconditioner's Hessian GEMM in bfloat16 (float32
   // where the CPU has no bfloat16 GEMM) and the Hessian-vector products on a float16 copy of

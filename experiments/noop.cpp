@@ -6,12 +6,31 @@
 namespace linsweep {
 namespace {
 
-UnitResult run_noop(const ExperimentInput& in) {
-  UnitResult out = unit_result(in);
-  return out;
+struct NoopParams {
+  std::int64_t units = 1;
+};
+
+const ParamSchema<NoopParams>& noop_schema() {
+  static const ParamSchema<NoopParams> s =
+      ParamSchema<NoopParams>().add("units", &NoopParams::units, at_least(1), "empty units per model and corpus");
+  return s;
 }
 
-const ExperimentRegistrar kNoop{"noop", run_noop, /*needs_model=*/false};
+// `units` empty units per model and corpus, independent of their contents.
+void expand_noop(const NoopParams& p, PlanBuilder& b) {
+  for (const auto& m : b.sweep().models)
+    for (const auto& c : b.sweep().corpora)
+      for (std::int64_t i = 0; i < p.units; ++i)
+        b.add(Unit{.kind = "noop", .model = m.name, .corpus = c.name, .params = {{"index", i}}},
+              "/" + std::to_string(i));
+}
+
+const ExperimentRegistrar kNoop{make_experiment<NoopParams>(
+    "noop", "empty units, for measuring the dispatch (diagnostic)", 0, noop_schema(), expand_noop)};
+
+UnitResult run_noop(const ExperimentInput& in) { return unit_result(in); }
+
+const UnitKindRegistrar kNoopKind{"noop", run_noop, /*needs_model=*/false};
 
 }  // namespace
 }  // namespace linsweep

@@ -20,14 +20,16 @@ Standardizer fit_standardizer(const at::Tensor& x, at::Tensor* standardized) {
   column_moments(x, &s.mean, &var);
   s.scale = var.sqrt();
   s.scale = at::where(s.scale == 0, at::ones_like(s.scale), s.scale);
-  if (standardized) *standardized = x.to(at::kCPU, at::kDouble, /*non_blocking=*/false, /*copy=*/true).sub_(s.mean).div_(s.scale);
+  if (standardized)
+    *standardized = x.to(at::kCPU, at::kDouble, /*non_blocking=*/false, /*copy=*/true).sub_(s.mean).div_(s.scale);
   return s;
 }
 
 at::Tensor Pca::project(const at::Tensor& x) const { return (x.to(at::kDouble) - mean).mm(components.t()); }
 
 Pca fit_pca(const at::Tensor& x_in, std::int64_t k) {
-  if (x_in.dim() != 2 || x_in.size(0) < 2 || x_in.size(1) < 1) throw InputError("PCA needs a matrix with at least 2 rows");
+  if (x_in.dim() != 2 || x_in.size(0) < 2 || x_in.size(1) < 1)
+    throw InputError("PCA needs a matrix with at least 2 rows");
   const at::Tensor x = x_in.to(at::kDouble);
   const std::int64_t n = x.size(0), d = x.size(1);
   k = std::clamp<std::int64_t>(k, 1, std::min(n, d));

@@ -1,6 +1,6 @@
 // Row kernels for products with a standardised design matrix, in float64 from float32 or
 // float64 rows. Each row is 4–8 KB at d = 1024, so a row's dot product and its update of the
-// accumulator run from L1: a Hessian-vector product reads X once (it used to be two GEMVs over
+// accumulator run from L1: a Hessian-vector product reads X once (rather than two GEMVs over
 // a transposed float32 copy). The kernels are AVX-512 where the CPU has it (chosen at run time;
 // the build targets baseline x86-64) and plain loops otherwise.
 #include "experiments/standardized_rows.hpp"
@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #endif
 
 #include "common/errors.hpp"
+#include "workers/runtime.hpp"
 
 namespace linsweep {
 namespace {
@@ -74,8 +76,14 @@ void standardize_generic(const T* x, const double* mu, const double* inv, double
 // ---- AVX-512 kernels ------------------------------------------------------------------------
 
 #if LINSWEEP_AVX512
+// AVX-512 where the CPU has it, unless ATEN_CPU_CAPABILITY caps ATen's kernels below it
+// ("default" or "avx2"): then these kernels take their generic paths too, as on an AVX2 CPU.
 bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = [] {
+    const char* cap = std::getenv("ATEN_CPU_CAPABILITY");
+    const bool capped = cap != nullptr && (std::strcmp(cap, "default") == 0 || std::strcmp(cap, "avx2") == 0);
+    return !capped && __builtin_cpu_supports("avx512f");
+  }();
   return yes;
 }
 
@@ -94,8 +102,10 @@ template <class T>
   for (; j + 32 <= d; j += 32) {
     a0 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), _mm512_loadu_pd(u + j), a0);
     a1 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j + 8), _mm512_loadu_pd(mu + j + 8)), _mm512_loadu_pd(u + j + 8), a1);
-    a2 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j + 16), _mm512_loadu_pd(mu + j + 16)), _mm512_loadu_pd(u + j + 16), a2);
-    a3 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j + 24), _mm512_loadu_pd(mu + j + 24)), _mm512_loadu_pd(u + j + 24), a3);
+    a2 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j + 16), _mm512_loadu_pd(mu + j + 16)), _mm512_loadu_pd(u + j + 16),
+                         a2);
+    a3 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j + 24), _mm512_loadu_pd(mu + j + 24)), _mm512_loadu_pd(u + j + 24),
+                         a3);
   }
   for (; j + 8 <= d; j += 8)
     a0 = _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), _mm512_loadu_pd(u + j), a0);
@@ -109,7 +119,8 @@ template <class T>
   const __m512d tv = _mm512_set1_pd(t);
   std::int64_t j = 0;
   for (; j + 8 <= d; j += 8)
-    _mm512_storeu_pd(acc + j, _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), tv, _mm512_loadu_pd(acc + j)));
+    _mm512_storeu_pd(
+        acc + j, _mm512_fmadd_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), tv, _mm512_loadu_pd(acc + j)));
   for (; j < d; ++j) acc[j] += (static_cast<double>(x[j]) - mu[j]) * t;
 }
 
@@ -130,14 +141,16 @@ template <class T, class Out>
   const __m512d wv = _mm512_set1_pd(w);
   std::int64_t j = 0;
   for (; j + 16 <= d; j += 16) {
-    const __m512d lo = _mm512_mul_pd(_mm512_mul_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), _mm512_loadu_pd(inv + j)), wv);
-    const __m512d hi = _mm512_mul_pd(_mm512_mul_pd(_mm512_sub_pd(load8(x + j + 8), _mm512_loadu_pd(mu + j + 8)), _mm512_loadu_pd(inv + j + 8)), wv);
+    const __m512d lo = _mm512_mul_pd(
+        _mm512_mul_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), _mm512_loadu_pd(inv + j)), wv);
+    const __m512d hi = _mm512_mul_pd(
+        _mm512_mul_pd(_mm512_sub_pd(load8(x + j + 8), _mm512_loadu_pd(mu + j + 8)), _mm512_loadu_pd(inv + j + 8)), wv);
     if constexpr (std::is_same_v<Out, float>) {
       _mm256_storeu_ps(out + j, _mm512_cvtpd_ps(lo));
       _mm256_storeu_ps(out + j + 8, _mm512_cvtpd_ps(hi));
     } else {
-      const __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
-                                                            _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+      const __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(
+          _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))), _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
       __m512i b = _mm512_castps_si512(f);
       const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
       b = _mm512_srli_epi32(_mm512_add_epi32(b, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
@@ -149,15 +162,17 @@ template <class T, class Out>
 
 // Standardised row as float16 (round to nearest even).
 template <class T>
-[[gnu::target("avx512f")]] void standardize_half_avx512(const T* x, const double* mu, const double* inv, std::uint16_t* out,
-                                                        std::int64_t d) {
+[[gnu::target("avx512f")]] void standardize_half_avx512(const T* x, const double* mu, const double* inv,
+                                                        std::uint16_t* out, std::int64_t d) {
   std::int64_t j = 0;
   for (; j + 16 <= d; j += 16) {
     const __m512d lo = _mm512_mul_pd(_mm512_sub_pd(load8(x + j), _mm512_loadu_pd(mu + j)), _mm512_loadu_pd(inv + j));
-    const __m512d hi = _mm512_mul_pd(_mm512_sub_pd(load8(x + j + 8), _mm512_loadu_pd(mu + j + 8)), _mm512_loadu_pd(inv + j + 8));
+    const __m512d hi =
+        _mm512_mul_pd(_mm512_sub_pd(load8(x + j + 8), _mm512_loadu_pd(mu + j + 8)), _mm512_loadu_pd(inv + j + 8));
     const __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
-                                                          _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                                                         _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j),
+                        _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
   for (; j < d; ++j) {
     const float f = static_cast<float>((static_cast<double>(x[j]) - mu[j]) * inv[j]);
@@ -170,8 +185,9 @@ template <class T>
 }
 
 // acc[0..d) += Σ_rows s_i·(h_i·u + bias)·h_i over float16 rows h (d a multiple of 16), float32.
-[[gnu::target("avx512f")]] void half_gram_rows_avx512(const std::uint16_t* h, std::int64_t rows, std::int64_t d, const float* u,
-                                                      float bias, const double* s, float* acc, double* acc_bias) {
+[[gnu::target("avx512f")]] void half_gram_rows_avx512(const std::uint16_t* h, std::int64_t rows, std::int64_t d,
+                                                      const float* u, float bias, const double* s, float* acc,
+                                                      double* acc_bias) {
   for (std::int64_t i = 0; i < rows; ++i) {
     const std::uint16_t* row = h + i * d;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0;
@@ -183,7 +199,8 @@ template <class T>
     for (; j < d; j += 16) a0 = _mm512_fmadd_ps(load16h(row + j), _mm512_loadu_ps(u + j), a0);
     const float t = static_cast<float>(s[i]) * (_mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) + bias);
     const __m512 tv = _mm512_set1_ps(t);
-    for (j = 0; j < d; j += 16) _mm512_storeu_ps(acc + j, _mm512_fmadd_ps(load16h(row + j), tv, _mm512_loadu_ps(acc + j)));
+    for (j = 0; j < d; j += 16)
+      _mm512_storeu_ps(acc + j, _mm512_fmadd_ps(load16h(row + j), tv, _mm512_loadu_ps(acc + j)));
     *acc_bias += t;
   }
 }
@@ -241,7 +258,8 @@ std::vector<double> block_sum(std::int64_t n, std::int64_t width, const F& rows)
   });
   std::vector<double> total(static_cast<std::size_t>(width), 0.0);
   for (std::int64_t b = 0; b < blocks; ++b)
-    for (std::int64_t j = 0; j < width; ++j) total[static_cast<std::size_t>(j)] += partial[static_cast<std::size_t>(b * width + j)];
+    for (std::int64_t j = 0; j < width; ++j)
+      total[static_cast<std::size_t>(j)] += partial[static_cast<std::size_t>(b * width + j)];
   return total;
 }
 
@@ -259,7 +277,7 @@ at::Tensor rows_for_kernels(const at::Tensor& x) {
 // LibTorch's bfloat16 GEMM is emulated or scalar and slower than float32.
 bool bfloat16_gemm() {
 #if LINSWEEP_AVX512
-  static const bool yes = at::hasMKLDNN() && __builtin_cpu_supports("avx512bf16");
+  static const bool yes = __builtin_cpu_supports("avx512bf16") && onednn_bfloat16_gemm();
   return yes;
 #else
   return false;
@@ -282,7 +300,8 @@ at::Tensor gram_float32(const at::Tensor& a) {
     for (std::int64_t j = i; j < count; ++j) {
       const at::Tensor block = at::mkldnn_linear(parts[i], parts[j], {}).to_dense();
       h.slice(0, i * rows, i * rows + block.size(0)).slice(1, j * rows, j * rows + block.size(1)).copy_(block);
-      if (j != i) h.slice(0, j * rows, j * rows + block.size(1)).slice(1, i * rows, i * rows + block.size(0)).copy_(block.t());
+      if (j != i)
+        h.slice(0, j * rows, j * rows + block.size(1)).slice(1, i * rows, i * rows + block.size(0)).copy_(block.t());
     }
   return h;
 }
@@ -326,7 +345,8 @@ void column_moments(const at::Tensor& x_in, at::Tensor* mean, at::Tensor* varian
 
 StandardizedRows::StandardizedRows(const at::Tensor& x, const at::Tensor& mean, const at::Tensor& scale)
     : x_(rows_for_kernels(x)), n_(x_.size(0)), d_(x_.size(1)) {
-  if (mean.numel() != d_ || scale.numel() != d_) throw InputError("standardised rows: mean and scale must have x's width");
+  if (mean.numel() != d_ || scale.numel() != d_)
+    throw InputError("standardised rows: mean and scale must have x's width");
   mean_ = mean.to(at::kCPU, at::kDouble).contiguous();
   inv_scale_ = (1.0 / scale.to(at::kCPU, at::kDouble)).contiguous();
 }
@@ -451,7 +471,9 @@ at::Tensor StandardizedRows::weighted_gram(const at::Tensor& s_in, GramPrecision
   // The ones column: Xaᵀ·S·1 in float64, exactly as the products see it.
   const at::Tensor edge = transposed_times(s);
   const bool bf16 = precision == GramPrecision::kReduced && bfloat16_gemm();
-  const at::ScalarType copy_type = precision == GramPrecision::kFloat64 ? at::kDouble : bf16 ? at::kBFloat16 : at::kFloat;
+  const at::ScalarType copy_type = precision == GramPrecision::kFloat64 ? at::kDouble
+                                   : bf16                               ? at::kBFloat16
+                                                                        : at::kFloat;
   at::Tensor copy = at::empty({n_, d_}, x_.options().dtype(copy_type));  // rows √s_i·(x_i − mean)/scale
   AT_DISPATCH_FLOATING_TYPES(x_.scalar_type(), "standardized_copy", [&] {
     const scalar_t* p = x_.data_ptr<scalar_t>();
@@ -459,7 +481,8 @@ at::Tensor StandardizedRows::weighted_gram(const at::Tensor& s_in, GramPrecision
     at::parallel_for(0, n_, kMinBlockRows, [&](std::int64_t r0, std::int64_t r1) {
       for (std::int64_t i = r0; i < r1; ++i) {
         if (bf16)
-          standardize(p + i * d_, mu, inv, wp[i], reinterpret_cast<std::uint16_t*>(copy.data_ptr<at::BFloat16>()) + i * d_, d_);
+          standardize(p + i * d_, mu, inv, wp[i],
+                      reinterpret_cast<std::uint16_t*>(copy.data_ptr<at::BFloat16>()) + i * d_, d_);
         else if (copy_type == at::kFloat)
           standardize(p + i * d_, mu, inv, wp[i], copy.data_ptr<float>() + i * d_, d_);
         else

@@ -52,9 +52,9 @@ class StandardizedRows {
   at::Tensor weighted_gram(const at::Tensor& s, GramPrecision precision) const;
 
  private:
-  at::Tensor x_;                    // [n, d] float32 or float64, contiguous
-  at::Tensor mean_, inv_scale_;     // [d] float64, contiguous
-  at::Tensor half_;                 // [n, d] float16 standardised rows, once approximate_gram_times ran
+  at::Tensor x_;                 // [n, d] float32 or float64, contiguous
+  at::Tensor mean_, inv_scale_;  // [d] float64, contiguous
+  at::Tensor half_;              // [n, d] float16 standardised rows, once approximate_gram_times ran
   std::int64_t n_ = 0, d_ = 0;
 };
 

@@ -5,6 +5,7 @@
 
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
+#include "experiments/fit_units.hpp"
 #include "experiments/normal_equations.hpp"
 #include "experiments/unit_data.hpp"
 #include "storage/surrogate_store.hpp"
@@ -16,9 +17,10 @@ namespace {
 
 UnitResult run_stats(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
-  const auto layers = in.params["layers"].get<std::vector<std::int64_t>>();
-  const std::int64_t context = in.params["context"].get<std::int64_t>();
-  const Windows w = my_shard(in, unit_windows(in, in.params["split"], context));
+  const auto p = in.params.get<StatsUnitParams>();
+  const std::vector<std::int64_t>& layers = p.layers;
+  const std::int64_t context = p.context;
+  const Windows w = my_shard(in, unit_windows(in, p.split, context));
   const std::int64_t d = model.config().d_model;
   const at::Device device = model.parameters().front().device();
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
@@ -50,7 +52,7 @@ UnitResult run_stats(const ExperimentInput& in) {
   return out;
 }
 
-const ExperimentRegistrar kStats{"stats", run_stats, /*needs_model=*/true};
+const UnitKindRegistrar kStats{"stats", run_stats, /*needs_model=*/true};
 
 }  // namespace
 }  // namespace linsweep

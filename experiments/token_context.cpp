@@ -1,23 +1,106 @@
 // `token_context`: how much of a gate's signal is the token itself. Linear gates on X, on the
 // token component e (token + position embedding), on the context component c = X − e, a
 // per-token lookup baseline and a random baseline, with AUCs on a seeded hold-out of the gate
-// split; and the sizes of e and c and their cosine (DESIGN §4 "Token vs context").
+// split; and the sizes of e and c and their cosine (docs/methods.md, "Token vs context").
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "common/errors.hpp"
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
 #include "experiments/experiment.hpp"
-#include "experiments/unit_data.hpp"
 #include "experiments/gate_model.hpp"
+#include "experiments/layer_params.hpp"
+#include "experiments/unit_data.hpp"
+#include "presentation/cells.hpp"
+#include "presentation/figures.hpp"
+#include "presentation/section.hpp"
+#include "storage/table_def.hpp"
 #include "workers/model/language_model.hpp"
 
 namespace linsweep {
 namespace {
+
+struct TokenContextParams {
+  nlohmann::json layers = "all";
+  std::int64_t seed = 0;
+  double holdout = 0.3;
+};
+
+const ParamSchema<TokenContextParams>& token_context_schema() {
+  static const ParamSchema<TokenContextParams> s =
+      ParamSchema<TokenContextParams>()
+          .layers("layers", &TokenContextParams::layers, "layers to test (`all`: the sweep's)")
+          .add("seed", &TokenContextParams::seed, at_least(0), "seed of the hold-out and the gates (plus the layer)")
+          .add("holdout", &TokenContextParams::holdout, fraction(), "share of the gate split held out for the AUC");
+  return s;
+}
+
+struct TokenContextUnitParams {
+  std::int64_t seed = 0;
+  double holdout = 0;
+  std::int64_t layer = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenContextUnitParams, seed, holdout, layer)
+
+struct TokenContextRow {
+  std::string model;
+  std::int64_t layer = 0;
+  std::string variant;
+  double auc = 0;
+  std::string corpus;
+  double e_norm = 0, c_norm = 0, cosine = 0;
+  std::int64_t samples = 0;
+};
+
+const TableDef<TokenContextRow>& token_context_table() {
+  static const TableDef<TokenContextRow> t =
+      TableDef<TokenContextRow>("token_context", "one row per model, corpus, layer and feature set")
+          .key("model", &TokenContextRow::model)
+          .key("layer", &TokenContextRow::layer)
+          .key("variant", &TokenContextRow::variant, "X, e, c, token_lookup or random")
+          .key("auc", &TokenContextRow::auc, "hold-out AUC")
+          .added("corpus", &TokenContextRow::corpus)
+          .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
+          .added("c_norm", &TokenContextRow::c_norm, "mean ‖c‖")
+          .added("cosine", &TokenContextRow::cosine, "mean cos(e, c)")
+          .added("samples", &TokenContextRow::samples, "captured rows of the gate split");
+  return t;
+}
+const TableRegistrar kTokenContextTable{token_context_table().schema()};
+
+void token_context_needs(const TokenContextParams& p, const Sweep& sweep, PlanNeeds& n) {
+  n.capture = true;
+  for (const auto& m : sweep.models)
+    for (std::int64_t l : experiment_layers(p.layers, sweep, m)) n.measured_layers[m.name].insert(l);
+}
+
+void expand_token_context(const TokenContextParams& p, PlanBuilder& b) {
+  for (const auto& m : b.sweep().models)
+    for (const auto& c : b.sweep().corpora) {
+      const auto layers = experiment_layers(p.layers, b.sweep(), m);
+      if (layers.empty()) continue;
+      const std::string capture = b.provide("capture", m, c.name);
+      for (std::int64_t layer : layers)
+        b.add(Unit{.kind = "token_context",
+                   .model = m.name,
+                   .corpus = c.name,
+                   .params = TokenContextUnitParams{p.seed, p.holdout, layer},
+                   .inputs = b.inputs(m.name, c.name),
+                   .deps = {capture}},
+              "/layer" + std::to_string(layer));
+    }
+}
+
+const ExperimentRegistrar kTokenContext{make_experiment<TokenContextParams>(
+    "token_context", "how much of a gate's signal is the token, and how much its context", 40, token_context_schema(),
+    expand_token_context, validate_layer_param<TokenContextParams, &TokenContextParams::layers>("layers"),
+    token_context_needs)};
 
 // e_t for every captured row: the rows are window-major with positions 0..T−2, so they
 // reshape to [windows, T−1] token ids whose embedding is taken as the model does.
@@ -27,7 +110,8 @@ at::Tensor token_component(LanguageModel& model, const CapturedRows& rows) {
   while (per_window < n && rows.position[static_cast<std::size_t>(per_window)] == per_window) ++per_window;
   if (per_window == 0 || n % per_window != 0) throw InputError("captured rows are not whole windows");
   for (std::int64_t r = 0; r < n; ++r)
-    if (rows.position[static_cast<std::size_t>(r)] != r % per_window) throw InputError("captured rows are not whole windows");
+    if (rows.position[static_cast<std::size_t>(r)] != r % per_window)
+      throw InputError("captured rows are not whole windows");
   const at::Tensor ids = at::tensor(std::vector<std::int64_t>(rows.token_ids.begin(), rows.token_ids.end()), at::kLong)
                              .view({n / per_window, per_window})
                              .to(model.parameters().front().device());
@@ -37,9 +121,10 @@ at::Tensor token_component(LanguageModel& model, const CapturedRows& rows) {
 
 UnitResult run_token_context(const ExperimentInput& in) {
   const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
-  const auto layer = in.params["layer"].get<std::int64_t>();
-  const auto seed = in.params["seed"].get<std::uint64_t>() + static_cast<std::uint64_t>(layer);
-  const LabelledRows labelled = read_labelled(in.store_dir, capture, layer, in.params["holdout"].get<double>(), seed);
+  const auto p = in.params.get<TokenContextUnitParams>();
+  const std::int64_t layer = p.layer;
+  const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
+  const LabelledRows labelled = read_labelled(in.store, capture, layer, p.holdout, seed);
   const CapturedRows& rows = labelled.rows;
   const std::vector<std::uint8_t>& labels = labelled.labels;
   const HoldoutSplit& hs = labelled.split;
@@ -49,18 +134,28 @@ UnitResult run_token_context(const ExperimentInput& in) {
 
   if (rows.x.size(1) != in.model->config().d_model)
     throw StorageError(in.unit_id + ": captured X has width " + std::to_string(rows.x.size(1)) + ", the model " +
-                           std::to_string(in.model->config().d_model), ExitCode::kBadInput);
+                           std::to_string(in.model->config().d_model),
+                       ExitCode::kBadInput);
   for (auto id : rows.token_ids)
     if (id < 0 || id >= in.model->config().vocab_size)
-      throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary", ExitCode::kBadInput);
+      throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary",
+                         ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
   const at::Tensor e = token_component(*in.model, rows);
   const at::Tensor c = x - e;
-  Table out_rows = empty_table("token_context");
+  std::vector<TokenContextRow> out_rows;
   const double e_norm = e.norm(2, 1).mean().item<double>(), c_norm = c.norm(2, 1).mean().item<double>();
   const double cosine = at::cosine_similarity(e, c, 1).mean().item<double>();
   auto add = [&](const std::string& variant, double auc) {
-    out_rows.rows.push_back({in.model_name, layer, variant, auc, in.corpus_name, e_norm, c_norm, cosine, rows.size()});
+    out_rows.push_back({.model = in.model_name,
+                        .layer = layer,
+                        .variant = variant,
+                        .auc = auc,
+                        .corpus = in.corpus_name,
+                        .e_norm = e_norm,
+                        .c_norm = c_norm,
+                        .cosine = cosine,
+                        .samples = rows.size()});
   };
   GateTraining training;
   training.seed = seed;
@@ -89,11 +184,70 @@ UnitResult run_token_context(const ExperimentInput& in) {
   add("random", roc_auc(random, y_hold));
 
   UnitResult out = unit_result(in);
-  out.tables.push_back(std::move(out_rows));
+  out.tables.push_back(token_context_table().table(out_rows));
   return out;
 }
 
-const ExperimentRegistrar kTokenContext{"token_context", run_token_context, /*needs_model=*/true};
+const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*needs_model=*/true};
+
+// A pivot: one row per (model, corpus, layer), one AUC column per variant, then ‖e‖, ‖c‖ and
+// their cosine.
+void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out) {
+  auto rows = token_context_table().rows(tables.at("token_context"));
+  if (rows.empty()) return;
+  std::stable_sort(rows.begin(), rows.end(), [](const TokenContextRow& a, const TokenContextRow& b) {
+    return std::tie(a.model, a.corpus, a.layer) < std::tie(b.model, b.corpus, b.layer);
+  });
+  std::vector<std::string> variants;
+  struct Cell {
+    std::map<std::string, double> auc;
+    double e = 0, c = 0, cos = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::int64_t>, Cell> cells;
+  for (const auto& r : rows) {
+    if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) variants.push_back(r.variant);
+    Cell& c = cells[{r.model, r.corpus, r.layer}];
+    c.auc[r.variant] = r.auc;
+    c.e = r.e_norm, c.c = r.c_norm, c.cos = r.cosine;
+  }
+  ReportTable rt{"token_context",
+                 "Token vs context: gate AUC on X, on the token component e, on the context c = X − e",
+                 {"model", "corpus", "layer"},
+                 {},
+                 "",
+                 "Table 4"};
+  for (const auto& v : variants) rt.headers.push_back("AUC " + v);
+  for (const char* h : {"‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
+  for (const auto& [key, c] : cells) {
+    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key))};
+    for (const auto& v : variants) row.push_back(c.auc.count(v) ? num(c.auc.at(v), 3) : "");
+    row.push_back(num(c.e, 3)), row.push_back(num(c.c, 3)), row.push_back(num(c.cos, 3));
+    rt.rows.push_back(std::move(row));
+  }
+  out->push_back(std::move(rt));
+}
+
+// AUC per layer: per model, a panel per corpus with one series per variant.
+void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
+  std::vector<SeriesPoint> points;
+  for (const auto& r : token_context_table().rows(in.tables.at("token_context")))
+    points.push_back({r.model + "\n" + r.corpus, r.variant, static_cast<double>(r.layer), r.auc});
+  std::map<std::string, SvgFigure> figures;
+  for (auto& [chart, series] : group_series(points)) {
+    const std::string model = chart.substr(0, chart.find('\n')), corpus = chart.substr(chart.find('\n') + 1);
+    SvgChart panel(corpus, "layer", "hold-out AUC (0.5: chance)");
+    for (auto& [label, s] : series) panel.add_series(std::move(s));
+    figures.try_emplace(model, "Gate AUC on X, on the token component e and on the context c: " + model, 2)
+        .first->second.add(panel);
+  }
+  for (const auto& [model, fig] : figures)
+    out->push_back({"token_context_" + safe_name(model), fig.render(), "Token against context: gate AUC per layer",
+                    "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, e and c = X − e, of "
+                    "a per-token lookup and of a random score.",
+                    model, ""});
+}
+
+const SectionRegistrar kTokenContextSection{{"token_context", 40, token_context_tables, token_context_figures}};
 
 }  // namespace
 }  // namespace linsweep

@@ -11,12 +11,10 @@ namespace linsweep {
 
 class TrainingRun;
 
-// The directory a training unit of `model` and `variant` exports to: STORE/models/<model>.<variant>.
-std::string trained_model_dir(const std::string& store_dir, const std::string& model, const std::string& variant);
-
 // Writes the run's model, with the layers of `linear` folded into ordinary MLP weights
-// (export_hf_directory), to trained_model_dir(...). Only rank 0 of a group writes; the others
-// wait at a barrier. Throws ModelError on failure.
-void export_trained_model(TrainingRun& run, const std::map<std::int64_t, AffineMap>& linear, const std::string& variant);
+// (export_hf_directory), to STORE/models/<model>.<variant> (StoreLayout::trained_model). Only rank 0 of a group writes;
+// the others wait at a barrier. Throws ModelError on failure.
+void export_trained_model(TrainingRun& run, const std::map<std::int64_t, AffineMap>& linear,
+                          const std::string& variant);
 
 }  // namespace linsweep

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <variant>
 
 #include "common/errors.hpp"
 #include "experiments/unit_data.hpp"
@@ -19,24 +20,72 @@
 
 namespace linsweep {
 
+namespace {
+
+struct TrainingLossRow {
+  std::string model, experiment, variant;
+  std::int64_t step = 0;
+  double loss = 0, extra = 0, grad_norm = 0, lr = 0;
+  std::string phase;
+};
+
+const TableDef<TrainingLossRow>& training_loss_table() {
+  static const TableDef<TrainingLossRow> t =
+      TableDef<TrainingLossRow>("training_loss", "one row per optimizer step of a training unit")
+          .key("model", &TrainingLossRow::model)
+          .key("experiment", &TrainingLossRow::experiment, "progressive or finetune")
+          .key("variant", &TrainingLossRow::variant)
+          .key("step", &TrainingLossRow::step, "steps completed")
+          .key("loss", &TrainingLossRow::loss, "next-token cross-entropy of the step's batch")
+          .key("extra", &TrainingLossRow::extra, "added loss terms (L1 on the soft gates)")
+          .key("grad_norm", &TrainingLossRow::grad_norm, "gradient norm before clipping")
+          .key("lr", &TrainingLossRow::lr, "learning rate of the step")
+          .key("phase", &TrainingLossRow::phase, "the segment");
+  return t;
+}
+const TableRegistrar kTrainingLossTable{training_loss_table().schema()};
+
+nlohmann::json value_json(const Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json(nullptr);
+  return std::get<std::string>(v);
+}
+
+}  // namespace
+
+TableDef<TrainingEvalRow> training_eval_table(const std::string& name, const std::string& doc) {
+  return TableDef<TrainingEvalRow>(name, doc)
+      .key("model", &TrainingEvalRow::model)
+      .key("variant", &TrainingEvalRow::variant)
+      .key("step", &TrainingEvalRow::step, "optimizer steps done")
+      .key("layers", &TrainingEvalRow::layers, "layers linearized, comma-separated")
+      .key("corpus", &TrainingEvalRow::corpus, "the eval corpus")
+      .key("ppl", &TrainingEvalRow::ppl)
+      .key("delta_pct", &TrainingEvalRow::delta_pct, "against the untouched model")
+      .added("ppl_base", &TrainingEvalRow::ppl_base, "the untouched model's perplexity")
+      .added("n_linear", &TrainingEvalRow::n_linear, "layers linearized")
+      .added("phase", &TrainingEvalRow::phase, "the segment the evaluation ends or falls in")
+      .added("train_loss", &TrainingEvalRow::train_loss, "mean training loss since the previous evaluation");
+}
+
 TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
+  read_training_common(in.params, common_);
   // A private float32 copy: training must not touch the runner's cached model, and master
   // weights stay float32 whatever the spec's compute dtype (bf16 autocast on GPUs).
   loaded_ = load_model(in.model_path, ModelOptions{in.device, "float32"});
   loaded_.model->train();
   for (auto& p : loaded_.model->parameters()) p.set_requires_grad(false);
-  const std::int64_t context = in.params["context"].get<std::int64_t>();
-  train_ = corpus_windows(in.corpus_name, in.params["train"], context);
-  for (const auto& e : in.params["eval"])
-    evals_.emplace_back(e["corpus"].get<std::string>(), corpus_windows(e["corpus"].get<std::string>(), e["split"], context));
+  train_ = corpus_windows(in.corpus_name, common_.train, common_.context);
+  for (const auto& e : common_.eval) evals_.emplace_back(e.corpus, corpus_windows(e.corpus, e.split, common_.context));
 }
 
 std::map<std::int64_t, AffineMap> TrainingRun::surrogates(const std::vector<std::int64_t>& layers) const {
   std::map<std::int64_t, AffineMap> maps;
   if (layers.empty()) return maps;
-  if (in_.deps.empty() || in_.deps[0].kind != "fit") throw InputError(in_.unit_id + ": " + in_.kind + " needs its fit unit");
+  if (in_.deps.empty() || in_.deps[0].kind != "fit")
+    throw InputError(in_.unit_id + ": " + in_.kind + " needs its fit unit");
   for (std::int64_t layer : layers)
-    maps[layer] = surrogate_map(in_.deps[0], in_.model_name, in_.corpus_name, layer, in_.params["lambda"].get<double>(), in_.unit_id);
+    maps[layer] = surrogate_map(in_.deps[0], in_.model_name, in_.corpus_name, layer, common_.lambda, in_.unit_id);
   return maps;
 }
 
@@ -66,9 +115,9 @@ bool TrainingRun::stop_now() {
 
 bool TrainingRun::leader() const { return in_.group == nullptr || in_.group->rank() == 0; }
 
-std::string TrainingRun::checkpoint_dir() const { return in_.store_dir + "/checkpoints/" + in_.unit_id; }
+std::string TrainingRun::checkpoint_dir() const { return in_.store.unit_checkpoints(in_.unit_id); }
 
-Windows TrainingRun::corpus_windows(const std::string& corpus, const nlohmann::json& split, std::int64_t context) {
+Windows TrainingRun::corpus_windows(const std::string& corpus, const Split& split, std::int64_t context) {
   auto it = in_.corpora.find(corpus);
   if (it == in_.corpora.end()) throw InputError(in_.unit_id + ": corpus '" + corpus + "' is not in the spec");
   auto cached = streams_.find(corpus);
@@ -80,18 +129,20 @@ Windows TrainingRun::corpus_windows(const std::string& corpus, const nlohmann::j
     } else {
       const BpeTokenizer tok = BpeTokenizer::from_directory(in_.model_path);
       std::optional<TokenId> eos = tok.eos_id();
-      if (!eos && loaded_.model->config().eos_token_id) eos = static_cast<TokenId>(*loaded_.model->config().eos_token_id);
+      if (!eos && loaded_.model->config().eos_token_id)
+        eos = static_cast<TokenId>(*loaded_.model->config().eos_token_id);
       stream = read_token_stream(it->second.path, format, &tok, eos);
     }
     cached = streams_.emplace(corpus, std::move(stream)).first;
   }
   const std::vector<TokenId>& stream = cached->second;
-  Windows w = make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context, it->second.path);
+  Windows w = make_windows(stream, split, context, it->second.path);
   check_windows(*loaded_.model, w);
   return w;
 }
 
-std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& groups, const std::set<std::int64_t>& linear_layers) {
+std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& groups,
+                                                const std::set<std::int64_t>& linear_layers) {
   std::vector<NamedParameter> out;
   for (auto& item : loaded_.model->named_parameters()) {
     const std::string group = parameter_group(item.key());
@@ -109,12 +160,14 @@ std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& 
   return out;
 }
 
-void TrainingRun::use_trainer(const std::string& id, std::vector<NamedParameter> params, const TrainerOptions& options) {
+void TrainingRun::use_trainer(const std::string& id, std::vector<NamedParameter> params,
+                              const TrainerOptions& options) {
   trainer_id_ = id;
   trainer_ = std::make_unique<Trainer>(*loaded_.model, std::move(params), train_, options, in_.group);
 }
 
-std::shared_ptr<SoftGate> TrainingRun::add_gate(std::int64_t layer, std::int64_t hidden, double bias, std::uint64_t seed) {
+std::shared_ptr<SoftGate> TrainingRun::add_gate(std::int64_t layer, std::int64_t hidden, double bias,
+                                                std::uint64_t seed) {
   auto gate = std::make_shared<SoftGate>(loaded_.model->config().d_model, hidden, bias, seed);
   gate->to(loaded_.model->parameters().front().device());
   gates_[layer] = gate;
@@ -124,23 +177,26 @@ std::shared_ptr<SoftGate> TrainingRun::add_gate(std::int64_t layer, std::int64_t
 double TrainingRun::perplexity(const Windows& w) {
   const bool was_training = loaded_.model->is_training();
   loaded_.model->eval();
-  std::vector<double> sums(2, 0.0);
+  // Per-window sums in window order, each window non-zero on one rank: the all-reduce adds
+  // zeros, so the total does not depend on the group (docs/numerics.md).
+  std::vector<double> nll(static_cast<std::size_t>(w.count), 0.0);
   {
     c10::InferenceMode guard;
-    const Windows mine = in_.group == nullptr ? w : shard_windows(w, in_.group->rank(), in_.group->size());
+    const int rank = in_.group == nullptr ? 0 : in_.group->rank(), size = in_.group == nullptr ? 1 : in_.group->size();
+    const Windows mine = shard_windows(w, rank, size, in_.batch);
+    const std::int64_t first = shard_begin(w.count, rank, size, in_.batch);
     const at::Device device = loaded_.model->parameters().front().device();
-    std::vector<double> nll(static_cast<std::size_t>(mine.count), 0.0);
     for (std::int64_t b = 0; b < mine.count; b += in_.batch) {
       const std::int64_t n = std::min(in_.batch, mine.count - b);
       const at::Tensor ids = window_ids(mine, b, n, device);
-      score_hidden(*loaded_.model, loaded_.model->hidden_states(ids), ids, nll.data() + b, nullptr);
+      score_hidden(*loaded_.model, loaded_.model->hidden_states(ids), ids, nll.data() + first + b, nullptr);
     }
-    for (double v : nll) sums[0] += v;
-    sums[1] = static_cast<double>(mine.count * (w.context - 1));
   }
-  if (in_.group != nullptr) in_.group->allreduce_sum(sums);
+  if (in_.group != nullptr) in_.group->allreduce_sum(nll);
   if (was_training) loaded_.model->train();
-  return std::exp(sums[0] / sums[1]);
+  double sum = 0;
+  for (double v : nll) sum += v;
+  return std::exp(sum / static_cast<double>(w.count * (w.context - 1)));
 }
 
 void TrainingRun::sum_over_group(std::vector<double>& v) {
@@ -155,37 +211,47 @@ double TrainingRun::mean_loss_since(std::int64_t after) const {
   return n > 0 ? sum / n : std::nan("");
 }
 
-TrainerOptions trainer_options(const nlohmann::json& p, std::int64_t total_steps) {
+TrainerOptions trainer_options(const TrainingUnitCommon& p, std::int64_t total_steps) {
   TrainerOptions o;
-  o.adam.lr = p["lr"].get<double>();
-  o.adam.weight_decay = p["weight_decay"].get<double>();
-  o.clip = p["clip"].get<double>();
-  o.batch = p["batch"].get<std::int64_t>();
-  o.seed = p["seed"].get<std::uint64_t>();
-  o.warmup = p.value("warmup", std::int64_t{0});
+  o.adam.lr = p.lr;
+  o.adam.weight_decay = p.weight_decay;
+  o.clip = p.clip;
+  o.batch = p.batch;
+  o.seed = static_cast<std::uint64_t>(p.seed);
+  o.warmup = p.warmup;
   o.total_steps = total_steps;
   return o;
 }
 
-void TrainingRun::add_row(const std::string& table, nlohmann::json row) { rows_[table].push_back(std::move(row)); }
+void TrainingRun::add_row(const std::string& table, const Row& row) {
+  // JSON (the checkpoint's form of the rows so far) has no NaN: a NaN is saved as null.
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& v : row) j.push_back(value_json(v));
+  rows_[table].push_back(std::move(j));
+}
 
 void TrainingRun::save(std::int64_t step, std::int64_t segments_done) {
   if (leader()) {
     NamedTensors tensors;
     for (const auto& p : saved_) tensors.emplace_back("model." + p.name, p.tensor);
     for (const auto& [layer, gate] : gates_)
-      for (const auto& item : gate->named_parameters()) tensors.emplace_back("gate." + std::to_string(layer) + "." + item.key(), item.value());
+      for (const auto& item : gate->named_parameters())
+        tensors.emplace_back("gate." + std::to_string(layer) + "." + item.key(), item.value());
     if (trainer_)
       for (const auto& [name, t] : trainer_->optimizer().state_tensors()) tensors.emplace_back("adam." + name, t);
-    const nlohmann::json state = {{"segments_done", segments_done}, {"trainer", trainer_id_},
-                                  {"adam_steps", trainer_ ? trainer_->optimizer().step_counts() : std::vector<std::int64_t>{}},
-                                  {"rows", rows_}, {"memo", memo_}};
+    const nlohmann::json state = {
+        {"segments_done", segments_done},
+        {"trainer", trainer_id_},
+        {"adam_steps", trainer_ ? trainer_->optimizer().step_counts() : std::vector<std::int64_t>{}},
+        {"rows", rows_},
+        {"memo", memo_}};
     save_training_checkpoint(checkpoint_dir(), step, tensors, state);
   }
   if (in_.group != nullptr) in_.group->barrier();
 }
 
-UnitResult TrainingRun::run(const std::vector<Segment>& segments, const std::function<void(std::int64_t, const std::string&)>& evaluate,
+UnitResult TrainingRun::run(const std::vector<Segment>& segments,
+                            const std::function<void(std::int64_t, const std::string&)>& evaluate,
                             const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every) {
   HookReset reset(*loaded_.model);
   std::vector<std::int64_t> start(segments.size() + 1, 0);
@@ -231,7 +297,7 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments, const std::fun
       e.unit = in_.unit_id;
       e.tokens = step;
       e.error = "from checkpoint " + ckpt->path + " at step " + std::to_string(step);
-      append_journal(in_.store_dir + "/journal.jsonl", e);
+      append_journal(in_.store.journal(), e);
     }
   } else {
     evaluate(0, "start");
@@ -248,7 +314,15 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments, const std::fun
       current_step_ = step;
       const StepStats s = trainer_->step(step, extra_);
       ++step;
-      add_row("training_loss", {in_.model_name, experiment, variant, step, s.loss, s.extra, s.grad_norm, s.lr, seg.label});
+      add_row("training_loss", training_loss_table().row({.model = in_.model_name,
+                                                          .experiment = experiment,
+                                                          .variant = variant,
+                                                          .step = step,
+                                                          .loss = s.loss,
+                                                          .extra = s.extra,
+                                                          .grad_norm = s.grad_norm,
+                                                          .lr = s.lr,
+                                                          .phase = seg.label}));
       if (step == start[k + 1]) break;  // evaluated and saved below, with the segment done
       if (seg.eval_every > 0 && (step - start[k]) % seg.eval_every == 0) evaluate(step, seg.label);
       if (checkpoint_every > 0 && step % checkpoint_every == 0) save(step, static_cast<std::int64_t>(k));

@@ -5,13 +5,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "experiments/experiment.hpp"
+#include "experiments/training_params.hpp"
+#include "storage/table_def.hpp"
 #include "workers/corpus/windows.hpp"
 #include "workers/model/load_model.hpp"
 #include "workers/train/parameter_groups.hpp"
@@ -19,6 +20,19 @@
 #include "workers/train/trainer.hpp"
 
 namespace linsweep {
+
+// A row of the progressive and finetune tables: one evaluation of a training unit on a corpus.
+struct TrainingEvalRow {
+  std::string model, variant;
+  std::int64_t step = 0;
+  std::string layers, corpus;
+  double ppl = 0, delta_pct = 0, ppl_base = 0;
+  std::int64_t n_linear = 0;
+  std::string phase;
+  double train_loss = 0;
+};
+// The schema of such a table (progressive.cpp and finetune.cpp register one each).
+TableDef<TrainingEvalRow> training_eval_table(const std::string& name, const std::string& doc);
 
 // One phase of a training unit: `enter` runs when it begins (before its first step, and again
 // on resume for every segment that had begun: it must only configure hooks, gates and the
@@ -50,7 +64,8 @@ class TrainingRun {
 
   // The parameters of `groups`, minus the MLPs of `linear_layers`; only these require a
   // gradient. They are the ones checkpoints save.
-  std::vector<NamedParameter> select(const std::vector<std::string>& groups, const std::set<std::int64_t>& linear_layers);
+  std::vector<NamedParameter> select(const std::vector<std::string>& groups,
+                                     const std::set<std::int64_t>& linear_layers);
   // Installs a trainer (replacing the previous one) over `params`; id names it in checkpoints.
   void use_trainer(const std::string& id, std::vector<NamedParameter> params, const TrainerOptions& options);
   // A soft gate for `layer` (created seeded, on the model's device; restored on resume).
@@ -61,10 +76,12 @@ class TrainingRun {
 
   // PPL of the model as hooked on `w`, windows sharded over the group and summed.
   double perplexity(const Windows& w);
-  // The affine surrogate of each of `layers` from the unit's fit (deps[0]) at params["lambda"].
+  // The unit's parameters common to every training kind.
+  const TrainingUnitCommon& common() const noexcept { return common_; }
+  // The affine surrogate of each of `layers` from the unit's fit (deps[0]) at common().lambda.
   // Throws InputError when the unit has no fit dependency or a layer was not fitted.
   std::map<std::int64_t, AffineMap> surrogates(const std::vector<std::int64_t>& layers) const;
-  // Evaluates the model as hooked on the eval split of every corpus of params["eval"] (loaded
+  // Evaluates the model as hooked on the eval split of every corpus of common().eval (loaded
   // once, at construction) and calls row(corpus, ppl, base, loss) for each: `base` is the
   // untouched model's PPL (recorded by the evaluation of phase "start"), `loss` the mean
   // training loss since the previous evaluation; both survive a resume. `before` runs before
@@ -74,19 +91,19 @@ class TrainingRun {
                         const std::function<void()>& before = {});
   // Sums `v` element-wise over the unit's worker group (nothing to do on a single rank).
   void sum_over_group(std::vector<double>& v);
-  // Adds a row (values in table order) to table `name`; kept across resumes.
-  void add_row(const std::string& table, nlohmann::json row);
+  // Adds a row to table `name` (built with the table's TableDef); kept across resumes.
+  void add_row(const std::string& table, const Row& row);
   // The optimizer step running now (0-based), for step-dependent loss terms.
   std::int64_t current_step() const noexcept { return current_step_; }
 
-
   // Runs (or resumes) the segments; returns the unit's tables.
-  UnitResult run(const std::vector<Segment>& segments, const std::function<void(std::int64_t, const std::string&)>& evaluate,
-                 const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every);
+  UnitResult run(const std::vector<Segment>& segments,
+                 const std::function<void(std::int64_t, const std::string&)>& evaluate, const std::string& experiment,
+                 const std::string& variant, std::int64_t checkpoint_every);
 
   // The windows of `split` of corpus `corpus` (a corpus of the spec), tokenized with the
   // model's tokenizer; each corpus is read and tokenized once per unit.
-  Windows corpus_windows(const std::string& corpus, const nlohmann::json& split, std::int64_t context);
+  Windows corpus_windows(const std::string& corpus, const Split& split, std::int64_t context);
 
  private:
   void save(std::int64_t step, std::int64_t segments_done);
@@ -98,11 +115,12 @@ class TrainingRun {
   bool stop_now();
 
   const ExperimentInput& in_;
+  TrainingUnitCommon common_;
   LoadedModel loaded_;
   Windows train_;
-  std::map<std::string, std::vector<TokenId>> streams_;      // corpus -> token stream
-  std::vector<std::pair<std::string, Windows>> evals_;        // corpus -> eval windows
-  std::vector<NamedParameter> saved_;  // every parameter any trainer of this unit changes
+  std::map<std::string, std::vector<TokenId>> streams_;  // corpus -> token stream
+  std::vector<std::pair<std::string, Windows>> evals_;   // corpus -> eval windows
+  std::vector<NamedParameter> saved_;                    // every parameter any trainer of this unit changes
   std::string trainer_id_;
   std::unique_ptr<Trainer> trainer_;
   std::map<std::int64_t, std::shared_ptr<SoftGate>> gates_;
@@ -114,6 +132,6 @@ class TrainingRun {
 
 // Trainer options from a training unit's parameters (lr, weight_decay, clip, batch, seed,
 // warmup) for `total_steps` steps.
-TrainerOptions trainer_options(const nlohmann::json& params, std::int64_t total_steps);
+TrainerOptions trainer_options(const TrainingUnitCommon& params, std::int64_t total_steps);
 
 }  // namespace linsweep

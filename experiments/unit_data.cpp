@@ -21,17 +21,17 @@ std::vector<TokenId> unit_stream(const ExperimentInput& in) {
   if (format == CorpusFormat::kNpy) return read_token_stream(in.corpus_path, format, nullptr, std::nullopt);
   const BpeTokenizer tok = BpeTokenizer::from_directory(in.model_path);
   std::optional<TokenId> eos = tok.eos_id();
-  if (!eos && in.model != nullptr && in.model->config().eos_token_id) eos = static_cast<TokenId>(*in.model->config().eos_token_id);
+  if (!eos && in.model != nullptr && in.model->config().eos_token_id)
+    eos = static_cast<TokenId>(*in.model->config().eos_token_id);
   return read_token_stream(in.corpus_path, format, &tok, eos);
 }
 
-Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const nlohmann::json& split,
+Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const Split& split,
                      std::int64_t context) {
-  return make_windows(stream, {split["start"].get<std::int64_t>(), split["tokens"].get<std::int64_t>()}, context,
-                      in.corpus_path);
+  return make_windows(stream, split, context, in.corpus_path);
 }
 
-Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context) {
+Windows unit_windows(const ExperimentInput& in, const Split& split, std::int64_t context) {
   return unit_windows(in, unit_stream(in), split, context);
 }
 
@@ -50,7 +50,8 @@ double perplexity(const std::vector<double>& window_nll, double tokens) {
 }
 
 std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size_t count) {
-  return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(k * count), v.begin() + static_cast<std::ptrdiff_t>((k + 1) * count));
+  return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(k * count),
+                             v.begin() + static_cast<std::ptrdiff_t>((k + 1) * count));
 }
 
 AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const std::string& corpus, std::int64_t layer,
@@ -62,17 +63,18 @@ AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const s
     return {at::from_blob(const_cast<double*>(f.weight.data()), {d, d}, at::kDouble).to(at::kFloat),
             at::from_blob(const_cast<double*>(f.bias.data()), {d}, at::kDouble).to(at::kFloat)};
   }
-  throw InputError(unit_id + ": no surrogate with lambda " + std::to_string(lambda) + " for layer " + std::to_string(layer));
+  throw InputError(unit_id + ": no surrogate with lambda " + std::to_string(lambda) + " for layer " +
+                   std::to_string(layer));
 }
 
 HookReset::~HookReset() { model_.reset_hooks(); }
 
 Windows my_shard(const ExperimentInput& in, const Windows& w) {
-  return in.group == nullptr ? w : shard_windows(w, in.group->rank(), in.group->size());
+  return in.group == nullptr ? w : shard_windows(w, in.group->rank(), in.group->size(), in.batch);
 }
 
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w) {
-  return in.group == nullptr ? 0 : shard_begin(w.count, in.group->rank(), in.group->size());
+  return in.group == nullptr ? 0 : shard_begin(w.count, in.group->rank(), in.group->size(), in.batch);
 }
 
 std::pair<double, double> bootstrap_delta_interval(const std::vector<double>& a, const std::vector<double>& b,

@@ -2,9 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "experiments/experiment.hpp"
 #include "workers/corpus/windows.hpp"
@@ -18,10 +17,10 @@ namespace linsweep {
 std::vector<TokenId> unit_stream(const ExperimentInput& in);
 // The windows of `split` ({start, tokens}) of `stream` with `context` tokens each (a unit that
 // reads several splits tokenizes once). Throws InputError naming the corpus.
-Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const nlohmann::json& split,
+Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const Split& split,
                      std::int64_t context);
 // unit_windows of unit_stream(in).
-Windows unit_windows(const ExperimentInput& in, const nlohmann::json& split, std::int64_t context);
+Windows unit_windows(const ExperimentInput& in, const Split& split, std::int64_t context);
 
 // A result carrying the unit's id, kind and provenance, for the experiment to fill.
 UnitResult unit_result(const ExperimentInput& in);
@@ -31,7 +30,8 @@ double perplexity(const std::vector<double>& window_nll, double tokens);
 // Entries [k·count, (k+1)·count) of `v`: one block of a [blocks × windows] NLL array.
 std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size_t count);
 
-// This rank's contiguous shard of `w` within in.group (all of `w` without a group).
+// This rank's contiguous shard of `w` within in.group (all of `w` without a group), in whole
+// batches of in.batch windows, so that each window meets the same batch as in one process.
 Windows my_shard(const ExperimentInput& in, const Windows& w);
 // First window index of this rank's shard.
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w);

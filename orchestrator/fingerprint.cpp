@@ -8,18 +8,17 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "common/sha256.hpp"
-#include "workers/checkpoint.hpp"
+#include "workers/model/hf_weights.hpp"
 
 namespace linsweep {
 
 std::string model_fingerprint(const std::string& dir) {
   Sha256 h;
   h.update("config.json:" + sha256_file(dir + "/config.json") + "\n");
-  const Checkpoint ckpt(dir);  // validates, and names the weight files
+  const HfWeights ckpt(dir);  // validates, and names the weight files
   std::vector<std::string> files = ckpt.files();
   std::sort(files.begin(), files.end());
-  for (const auto& f : files)
-    h.update(std::filesystem::path(f).filename().string() + ":" + sha256_file(f) + "\n");
+  for (const auto& f : files) h.update(std::filesystem::path(f).filename().string() + ":" + sha256_file(f) + "\n");
   return h.hex();
 }
 
@@ -35,7 +34,8 @@ std::string tokenizer_fingerprint(const std::string& dir) {
   return any ? h.hex() : "";
 }
 
-std::string stream_fingerprint(const std::string& corpus_path, const std::string& format, const std::string& tokenizer_fp) {
+std::string stream_fingerprint(const std::string& corpus_path, const std::string& format,
+                               const std::string& tokenizer_fp) {
   Sha256 h;
   h.update("format:" + format + "\n");
   if (is_directory(corpus_path)) {

@@ -18,15 +18,23 @@ std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const long long s = std::llround(seconds);
   char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof(buf), "%llds", s);
-  else if (s < 3600) std::snprintf(buf, sizeof(buf), "%lldm%02llds", s / 60, s % 60);
-  else std::snprintf(buf, sizeof(buf), "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+  if (s < 60)
+    std::snprintf(buf, sizeof(buf), "%llds", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", s / 3600, (s % 3600) / 60);
   return buf;
 }
 
 Progress::Progress(std::size_t total, std::size_t already_done, ProgressOptions options, std::FILE* out)
-    : total_(total), done_(already_done), done_at_start_(already_done), options_(options), out_(out),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : total_(total),
+      done_(already_done),
+      done_at_start_(already_done),
+      options_(options),
+      out_(out),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 Progress::~Progress() { clear_live(); }
 
@@ -55,8 +63,8 @@ std::string Progress::summary() const {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::size_t now = done_ - done_at_start_;
   const double pct = total_ > 0 ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0;
-  std::string s = "[" + std::to_string(done_) + "/" + std::to_string(total_) + " " + std::to_string(std::lround(std::floor(pct))) + "%] " +
-                  std::to_string(running_) + " running";
+  std::string s = "[" + std::to_string(done_) + "/" + std::to_string(total_) + " " +
+                  std::to_string(std::lround(std::floor(pct))) + "%] " + std::to_string(running_) + " running";
   if (failed_ > 0) s += " · " + std::to_string(failed_) + " failed";
   if (elapsed > 0 && tokens_ > 0) {
     char buf[48];
@@ -64,9 +72,12 @@ std::string Progress::summary() const {
     s += buf;
   }
   const std::size_t left = total_ > done_ ? total_ - done_ : 0;
-  if (left == 0) s += " · done in " + format_duration(elapsed);
-  else if (now > 0) s += " · ETA " + format_duration(elapsed / static_cast<double>(now) * static_cast<double>(left));
-  else s += " · ETA ?";
+  if (left == 0)
+    s += " · done in " + format_duration(elapsed);
+  else if (now > 0)
+    s += " · ETA " + format_duration(elapsed / static_cast<double>(now) * static_cast<double>(left));
+  else
+    s += " · ETA ?";
   return s;
 }
 

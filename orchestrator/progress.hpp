@@ -9,8 +9,8 @@
 namespace linsweep {
 
 struct ProgressOptions {
-  bool quiet = false;            // print nothing but failures
-  bool live = false;             // redraw one status line in place (stderr is a terminal)
+  bool quiet = false;             // print nothing but failures
+  bool live = false;              // redraw one status line in place (stderr is a terminal)
   double log_every_seconds = 30;  // without `live`: a summary line at most this often
 };
 

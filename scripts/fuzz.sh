@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/: clang-14 with ASan and UBSan, torch-free sources only)
+# Builds the libFuzzer targets (tests/fuzz/: clang with ASan and UBSan, torch-free sources only)
 # into build-fuzz/ and runs each for SECONDS; prints every fuzzer's executions and whether it
 # crashed. Installs what is missing (scripts/setup.sh) and configures on first use.
 #
@@ -15,8 +15,14 @@
 # regressions. Fuzzers run LINSWEEP_FUZZ_JOBS at a time (default: the number of cores), so the
 # wall time is about ceil(targets / jobs) * SECONDS plus the build. LINSWEEP_FUZZ_BUILD_DIR
 # replaces build-fuzz.
+#
+# The compiler is the clang the Debian release ships (clang-14 on bookworm, clang-19 on trixie;
+# scripts/setup.sh installs it with its libFuzzer runtime), else the newest clang-NN or `clang`
+# on PATH that links a libFuzzer target with ASan and UBSan; LINSWEEP_FUZZ_CLANG (e.g.
+# clang-19) picks one. A build-fuzz/ configured with another clang is configured afresh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/scripts/debian_release.sh"
 seconds="${1:-}"
 if [[ ! "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 SECONDS [TARGET...]" >&2
@@ -39,9 +45,47 @@ for t in "${targets[@]}"; do
 done
 
 "$root/scripts/setup.sh"
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  CC=clang-14 CXX=clang++-14 cmake -S "$root/tests/fuzz" -B "$build" -G Ninja >/dev/null || exit 2
+
+# 0 when clang++ $1 links a libFuzzer target with ASan and UBSan (its runtime is installed).
+links_fuzzer() {
+  local dir rc=0
+  command -v "$1" >/dev/null 2>&1 || return 1
+  dir="$(mktemp -d)"
+  printf '%s\n' '#include <cstddef>' '#include <cstdint>' \
+    'extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }' >"$dir/t.cpp"
+  "$1" -fsanitize=fuzzer,address,undefined "$dir/t.cpp" -o "$dir/t" >/dev/null 2>&1 || rc=1
+  rm -rf "$dir"
+  return "$rc"
+}
+find_clang() {
+  local candidates=() v release
+  if [[ -n "${LINSWEEP_FUZZ_CLANG:-}" ]]; then
+    candidates=("$LINSWEEP_FUZZ_CLANG")
+    [[ "$LINSWEEP_FUZZ_CLANG" == *clang++* ]] || candidates=("${LINSWEEP_FUZZ_CLANG/clang/clang++}")
+  else
+    release="$(debian_release 2>/dev/null)" && candidates+=("clang++-$(release_clang_version "$release")")
+    for v in $(compgen -c clang++- | sed -n 's/^clang++-\([0-9][0-9]*\)$/\1/p' | sort -rnu); do candidates+=("clang++-$v"); done
+    candidates+=(clang++)
+  fi
+  for cxx in "${candidates[@]}"; do
+    if links_fuzzer "$cxx"; then echo "$cxx"; return 0; fi
+  done
+  echo "fuzz.sh: no clang++ links a libFuzzer target with ASan and UBSan (tried ${candidates[*]});" \
+       "scripts/setup.sh installs the release's clang-NN and libclang-rt-NN-dev" >&2
+  return 1
+}
+cxx="$(find_clang)" || exit 2
+cc="${cxx/clang++/clang}"
+cxx_path="$(command -v "$cxx")"
+configured="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)"
+if [[ -n "$configured" && "$configured" != "$cxx_path" ]]; then
+  echo "fuzz.sh: $build was configured with $configured; configuring it afresh for $cxx_path"
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
 fi
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  CC="$cc" CXX="$cxx" cmake -S "$root/tests/fuzz" -B "$build" -G Ninja >/dev/null || exit 2
+fi
+echo "fuzz.sh: $cxx ($("$cxx" --version | head -n 1))"
 start=$SECONDS
 cmake --build "$build" --parallel "$(nproc)" || exit 2
 echo "fuzz.sh: build took $((SECONDS - start)) s"

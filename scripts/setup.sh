@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs every Debian package linsweep needs to build, test and run; idempotent (does
-# nothing when all are present). Needs root or sudo.
+# nothing when all are present). Needs root or sudo. Knows Debian 12 (bookworm) and Debian 13
+# (trixie), which name two packages differently (scripts/debian_release.sh); any other release
+# stops here with its name unless LINSWEEP_DEBIAN_RELEASE names one of those two.
 # Usage: setup.sh [--demo]   (--demo: only what building and running the demo needs, without
 # the Python references and Slurm that the tests use)
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/debian_release.sh"
+release="$(debian_release)" || exit 2
+clang_version="$(release_clang_version "$release")"
 demo_only=0
 [[ "${1:-}" == "--demo" ]] && demo_only=1
 packages=(
@@ -17,9 +22,14 @@ packages=(
 if [[ $demo_only -eq 0 ]]; then
   packages+=(
     python3-torch python3-numpy python3-h5py   # independent references for tests and bench/
+    python3-pandas python3-pip                 # python/linsweep_store (the store reader), its tests, pip install
     python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
     slurm-wlm munge                            # Slurm integration test: a single-node cluster on this host
-    clang-14 libclang-rt-14-dev                # scripts/fuzz.sh: libFuzzer with ASan and UBSan
+    e2fsprogs                                  # chattr (fault injection); in Debian 13's minimal system no more
+    chromium                                   # the report in a real browser (tests/presentation/browser_test.sh)
+    # scripts/fuzz.sh: libFuzzer with ASan and UBSan, the release's clang (14 on bookworm, 19 on trixie)
+    "clang-$clang_version" "libclang-rt-$clang_version-dev"
+    "clang-format-$clang_version"              # scripts/check_format.sh (checks with 14 only)
   )
 fi
 missing=()

@@ -28,24 +28,36 @@ std::string describe(unsigned char c) {
 void check_value(const std::string& v, const std::string& field, const std::string& spec_file) {
   for (unsigned char c : v)
     if (!safe_sbatch_char(c))
-      throw SpecError(spec_file + ": resources." + field + ": '" + printable(v.substr(0, 40)) + "' contains " + describe(c) +
-                      " (allowed: letters, digits and _.,:+=@%&|!*()[]/-)");
+      throw SpecError(spec_file + ": resources." + field + ": '" + printable(v.substr(0, 40)) + "' contains " +
+                      describe(c) + " (allowed: letters, digits and _.,:+=@%&|!*()[]/-)");
 }
 
 }  // namespace
 
+std::string array_units_file(const std::string& prefix, std::int64_t task) {
+  return prefix + std::to_string(task) + ".units";
+}
+
+std::vector<std::string> default_launcher_args(const std::string& launcher) {
+  if (launcher == "mpirun") return {"--bind-to", "none"};
+  return {};
+}
+
 std::string shell_quote(std::string_view s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
 
 std::int64_t slurm_time_seconds(const std::string& time, const std::string& field) {
   auto bad = [&]() -> std::int64_t {
-    throw SpecError(field + ": '" + printable(time) + "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
+    throw SpecError(field + ": '" + printable(time) +
+                    "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
   };
   if (time.empty() || time.size() > 20) bad();
   std::int64_t days = 0;
@@ -79,23 +91,36 @@ std::int64_t slurm_time_seconds(const std::string& time, const std::string& fiel
     if (parts.size() > 2) s += parts[2];
     return s;
   }
-  if (parts.size() == 1) return parts[0] * 60;                 // MM
-  if (parts.size() == 2) return parts[0] * 60 + parts[1];      // MM:SS
-  return parts[0] * 3600 + parts[1] * 60 + parts[2];           // HH:MM:SS
+  if (parts.size() == 1) return parts[0] * 60;             // MM
+  if (parts.size() == 2) return parts[0] * 60 + parts[1];  // MM:SS
+  return parts[0] * 3600 + parts[1] * 60 + parts[2];       // HH:MM:SS
 }
 
 void check_resources(const ResourcesSpec& r, const std::string& spec_file) {
-  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"partition", &r.partition}, {"account", &r.account},
-                                     {"qos", &r.qos}, {"constraint", &r.constraint}, {"mem", &r.mem}, {"time", &r.time}})
+  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"partition", &r.partition},
+                                     {"account", &r.account},
+                                     {"qos", &r.qos},
+                                     {"constraint", &r.constraint},
+                                     {"mem", &r.mem},
+                                     {"time", &r.time}})
     check_value(*value, field, spec_file);
   slurm_time_seconds(r.time, spec_file + ": resources.time");
   for (const auto& line : r.extra_sbatch) {
     if (line.rfind("--", 0) != 0 || line.size() < 3)
-      throw SpecError(spec_file + ": resources.extra_sbatch: '" + line.substr(0, 40) + "' is not an sbatch option (--name[=value])");
+      throw SpecError(spec_file + ": resources.extra_sbatch: '" + line.substr(0, 40) +
+                      "' is not an sbatch option (--name[=value])");
     for (unsigned char c : line)
       if (c < 0x20 || c == 0x7F || c == '#')
         throw SpecError(spec_file + ": resources.extra_sbatch: '" + line.substr(0, 40) + "' contains " + describe(c));
   }
+  if (r.launcher_args)
+    for (const auto& arg : *r.launcher_args) {
+      if (arg.empty()) throw SpecError(spec_file + ": resources.launcher_args: an empty argument");
+      for (unsigned char c : arg)
+        if (c < 0x20 || c == 0x7F)
+          throw SpecError(spec_file + ": resources.launcher_args: '" + printable(arg.substr(0, 40)) + "' contains " +
+                          describe(c));
+    }
 }
 
 std::string render_batch_script(const ResourcesSpec& r, const BatchJob& job, const std::string& spec_file) {
@@ -121,28 +146,47 @@ std::string render_batch_script(const ResourcesSpec& r, const BatchJob& job, con
   sb(fmt::format("--signal=B:USR1@{}", job.grace_seconds));
   sb("--requeue");
   sb("--open-mode=append");
-  // sbatch does not expand variables in #SBATCH lines, only its own %x (name) and %j (id); a
-  // log directory with spaces cannot be written there, so the script's output goes to the
-  // submission's working directory, which `linsweep submit` sets to the log directory.
-  sb("--output=%x-%j.out");
+  if (job.array_tasks > 0)
+    sb(fmt::format("--array=0-{}", job.array_tasks - 1) +
+       (job.array_limit > 0 ? fmt::format("%{}", job.array_limit) : ""));
+  // sbatch does not expand variables in #SBATCH lines, only its own %x (name), %j (id), %A and
+  // %a (array id and task); a log directory with spaces cannot be written there, so the
+  // script's output goes to the submission's working directory, which `linsweep submit` sets to
+  // the log directory.
+  sb(job.array_tasks > 0 ? "--output=%x-%A_%a.out" : "--output=%x-%j.out");
   for (const auto& line : r.extra_sbatch) sb(line);
   // --time=0 means no limit: then there is no deadline to keep.
   const std::string deadline =
-      time_limit == 0 ? std::string("# No time limit (--time=0): no deadline for the coordinator.")
-                 : fmt::format("# The coordinator does not start a unit that would run past the time limit (minus the grace).\n"
-                               "export LINSWEEP_DEADLINE=$(( $(date +%s) + {} - {} ))",
-                               time_limit, job.grace_seconds);
-  const std::string launcher = r.launcher == "srun" ? "srun --mpi=pmix" : "mpirun -n \"${SLURM_NTASKS:-1}\"";
+      time_limit == 0
+          ? std::string("# No time limit (--time=0): no deadline for the coordinator.")
+          : fmt::format(
+                "# The coordinator does not start a unit that would run past the time limit (minus the grace).\n"
+                "export LINSWEEP_DEADLINE=$(( $(date +%s) + {} - {} ))",
+                time_limit, job.grace_seconds);
+  const std::string launcher = (r.launcher == "srun" ? "srun --mpi=pmix" : "mpirun -n \"${SLURM_NTASKS:-1}\"") +
+                               std::string(" \"${LAUNCHER_ARGS[@]}\"");
+  std::string launcher_args;
+  for (const auto& arg : r.launcher_args.value_or(default_launcher_args(r.launcher)))
+    launcher_args += (launcher_args.empty() ? "" : " ") + shell_quote(arg);
+  // An array task reads the unit list of its own index.
+  const std::string units = job.array_tasks > 0 ? shell_quote(job.units_file) + "\"${SLURM_ARRAY_TASK_ID}.units\""
+                                                : shell_quote(job.units_file);
+  std::string overrides;
+  for (const auto& o : job.overrides) overrides += (overrides.empty() ? "" : " ") + shell_quote(o);
   s += fmt::format(R"SH(
 # Written by `linsweep submit`. Paths are shell-quoted; the #SBATCH values above were checked.
 set -u
 LINSWEEP={}
 SPEC={}
+# Spec overrides given to `linsweep submit` (docs/spec.md, "Overrides").
+OVERRIDES=({})
 STORE={}
 UNITS={}
 REQUEUE_LIMIT={}
+# resources.launcher_args (docs/slurm.md: what OpenMPI needs across nodes).
+LAUNCHER_ARGS=({})
 {}
-echo "linsweep job ${{SLURM_JOB_ID:-?}} (restart ${{SLURM_RESTART_COUNT:-0}}) on $(hostname) at $(date -u +%FT%TZ)"
+echo "linsweep job ${{SLURM_JOB_ID:-?}}${{SLURM_ARRAY_JOB_ID:+ (array $SLURM_ARRAY_JOB_ID task $SLURM_ARRAY_TASK_ID)}} (restart ${{SLURM_RESTART_COUNT:-0}}) on $(hostname) (nodes ${{SLURM_JOB_NODELIST:-?}}) at $(date -u +%FT%TZ)"
 
 child=0
 got_signal=0
@@ -151,9 +195,9 @@ forward() {{ got_signal=1; if [ "$child" -ne 0 ]; then kill -USR1 "$child" 2>/de
 # dispatching, lets running units finish and exits 3.
 trap forward USR1 TERM
 if [ -n "$UNITS" ]; then
-  {} "$LINSWEEP" run "$SPEC" --store "$STORE" --units "$UNITS" &
+  {} "$LINSWEEP" run "$SPEC" "${{OVERRIDES[@]}}" --store "$STORE" --units "$UNITS" &
 else
-  {} "$LINSWEEP" run "$SPEC" --store "$STORE" &
+  {} "$LINSWEEP" run "$SPEC" "${{OVERRIDES[@]}}" --store "$STORE" &
 fi
 child=$!
 # A warning that came before the run existed is passed on now.
@@ -174,8 +218,8 @@ if [ "$rc" -eq 3 ]; then
 fi
 exit "$rc"
 )SH",
-                   shell_quote(job.linsweep), shell_quote(job.spec), shell_quote(job.store), shell_quote(job.units_file),
-                   r.requeue_limit, deadline, launcher, launcher);
+                   shell_quote(job.linsweep), shell_quote(job.spec), overrides, shell_quote(job.store), units,
+                   r.requeue_limit, launcher_args, deadline, launcher, launcher);
   return s;
 }
 

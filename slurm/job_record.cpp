@@ -26,8 +26,9 @@ void append_job_record(const std::string& store_dir, const JobRecord& r) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw SlurmError(dir + ": cannot create: " + ec.message());
-  const nlohmann::json j = {{"job_id", r.job_id}, {"name", r.name}, {"script", r.script}, {"units_file", r.units_file},
-                            {"units", r.units}, {"after", r.after}, {"time", r.time}};
+  nlohmann::json j = {{"job_id", r.job_id}, {"name", r.name},   {"script", r.script}, {"units_file", r.units_file},
+                      {"units", r.units},   {"after", r.after}, {"time", r.time}};
+  if (!r.tasks.empty()) j["tasks"] = r.tasks;
   const std::string line = j.dump() + "\n";
   const std::string path = dir + "/jobs.jsonl";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -36,6 +37,19 @@ void append_job_record(const std::string& store_dir, const JobRecord& r) {
   const int saved = errno;
   ::close(fd);
   if (!ok) throw SlurmError(path + ": write failed: " + std::strerror(saved));
+}
+
+std::vector<ScheduledJob> scheduled_jobs(const std::vector<JobRecord>& records) {
+  std::vector<ScheduledJob> out;
+  for (const auto& r : records) {
+    if (r.tasks.empty()) {
+      out.push_back({r.job_id, &r, r.units});
+      continue;
+    }
+    for (std::size_t t = 0; t < r.tasks.size(); ++t)
+      out.push_back({r.job_id + "_" + std::to_string(t), &r, r.tasks[t]});
+  }
+  return out;
 }
 
 std::vector<JobRecord> read_job_records(const std::string& store_dir) {
@@ -47,8 +61,9 @@ std::vector<JobRecord> read_job_records(const std::string& store_dir) {
   for (LineStatus st; (st = read_line(in, &line, kMaxRecordBytes)) != LineStatus::kEnd;) {
     ++line_no;
     if (st == LineStatus::kTooLong)
-      throw SlurmError(path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxRecordBytes) + " bytes",
-                       ExitCode::kBadInput);
+      throw SlurmError(
+          path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxRecordBytes) + " bytes",
+          ExitCode::kBadInput);
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("job_id") || !j["job_id"].is_string()) continue;
     JobRecord r;
@@ -63,6 +78,13 @@ std::vector<JobRecord> read_job_records(const std::string& store_dir) {
       for (const auto& a : j["after"])
         if (a.is_string()) r.after.push_back(a.get<std::string>());
     r.time = j.value("time", 0.0);
+    if (j.contains("tasks") && j["tasks"].is_array())
+      for (const auto& t : j["tasks"]) {
+        r.tasks.emplace_back();
+        if (t.is_array())
+          for (const auto& u : t)
+            if (u.is_string()) r.tasks.back().push_back(u.get<std::string>());
+      }
     out.push_back(std::move(r));
   }
   return out;

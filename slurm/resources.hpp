@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct ResourcesSpec {
   std::string partition, account, qos, constraint;
   std::vector<std::string> extra_sbatch;
   std::string launcher = "mpirun";  // mpirun | srun
+  // Arguments the launcher gets before the linsweep command, one word each; unset: the
+  // launcher's defaults (default_launcher_args).
+  std::optional<std::vector<std::string>> launcher_args;
   std::int64_t requeue_limit = 3;
 };
 

@@ -34,12 +34,23 @@ bool unreachable(const std::string& err) {
 }
 
 [[noreturn]] void fail_command(const std::string& what, const ProgramOutput& r) {
-  if (r.status == 127) throw SlurmError(what + ": not found on PATH (is Slurm installed on this machine?)", ExitCode::kBadInput);
-  if (r.status == 124) throw SlurmError(what + ": no answer within the timeout (is slurmctld running?)", ExitCode::kBadInput);
+  if (r.status == 127)
+    throw SlurmError(what + ": not found on PATH (is Slurm installed on this machine?)", ExitCode::kBadInput);
+  if (r.status == 124)
+    throw SlurmError(what + ": no answer within the timeout (is slurmctld running?)", ExitCode::kBadInput);
   if (unreachable(r.err))
     throw SlurmError(what + ": cannot reach the Slurm controller: " + first_line(r.err), ExitCode::kBadInput);
-  throw SlurmError(what + " failed (exit " + std::to_string(r.status) + "): " + first_line(r.err.empty() ? r.out : r.err),
-                   ExitCode::kBadInput);
+  throw SlurmError(
+      what + " failed (exit " + std::to_string(r.status) + "): " + first_line(r.err.empty() ? r.out : r.err),
+      ExitCode::kBadInput);
+}
+
+// Slurm 22.05 keeps no record of an array task cancelled before it started: the task only
+// leaves its array's list of pending tasks ("Job A_3 not found" while A is still known). A task
+// that ran keeps a record of its own for MinJobAge.
+bool cancelled_before_start(const std::string& id) {
+  const auto us = id.find('_');
+  return us != std::string::npos && run_program({"scontrol", "show", "job", "-o", id.substr(0, us)}, 60).status == 0;
 }
 
 }  // namespace
@@ -85,7 +96,8 @@ ProgramOutput run_program(const std::vector<std::string>& argv, int timeout_seco
   int open = 2;
   bool timed_out = false;
   while (open > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       ::kill(pid, SIGKILL);
@@ -113,7 +125,8 @@ ProgramOutput run_program(const std::vector<std::string>& argv, int timeout_seco
   return r;
 }
 
-std::string submit_batch(const std::string& script, const std::string& workdir, const std::vector<std::string>& dependencies) {
+std::string submit_batch(const std::string& script, const std::string& workdir,
+                         const std::vector<std::string>& dependencies) {
   std::vector<std::string> argv = {"sbatch", "--parsable", "--chdir=" + workdir};
   if (!dependencies.empty()) {
     std::string dep = "--dependency=";
@@ -146,8 +159,9 @@ std::map<std::string, JobInfo> query_jobs(const std::vector<std::string>& ids) {
   std::string list;
   for (const auto& id : ids) list += (list.empty() ? "" : ",") + id;
   // squeue knows every job still in the queue; an id it has forgotten makes it fail, so it is
-  // asked for all jobs and filtered here.
-  const ProgramOutput q = run_program({"squeue", "-h", "-a", "-o", "%i|%T|%r"}, 60);
+  // asked for all jobs and filtered here. -r lists each pending task of an array on its own
+  // line ("A_3"), not as one "A_[3-5%2]".
+  const ProgramOutput q = run_program({"squeue", "-h", "-a", "-r", "-o", "%i|%T|%r"}, 60);
   if (q.status != 0) fail_command("squeue", q);
   std::istringstream lines(q.out);
   std::string line;
@@ -186,6 +200,12 @@ std::map<std::string, JobInfo> query_jobs(const std::vector<std::string>& ids) {
         j.source = "sacct";
         continue;
       }
+    }
+    if (cancelled_before_start(id)) {
+      j.state = "CANCELLED";
+      j.reason = "NeverStarted";
+      j.source = "scontrol";
+      continue;
     }
     j.state = "UNKNOWN";
   }

@@ -10,7 +10,7 @@ namespace linsweep {
 
 // Output of a program run with argv (no shell): exit status, stdout, stderr.
 struct ProgramOutput {
-  int status = -1;          // exit code; 127 when the program was not found; 124 on timeout
+  int status = -1;  // exit code; 127 when the program was not found; 124 on timeout
   std::string out, err;
 };
 
@@ -36,11 +36,13 @@ struct JobInfo {
 // empty: all of them must hold) and returns the job id. Throws SlurmError (exit code 2) with
 // one line naming the cause: sbatch missing from PATH, the controller unreachable, or the
 // submission rejected (sbatch's own message).
-std::string submit_batch(const std::string& script, const std::string& workdir, const std::vector<std::string>& dependencies);
+std::string submit_batch(const std::string& script, const std::string& workdir,
+                         const std::vector<std::string>& dependencies);
 
-// The state of each id: squeue for jobs in the queue, then `scontrol show job` for recently
-// finished ones, then sacct (when accounting is configured). Jobs none of them knows are
-// UNKNOWN. Throws SlurmError when squeue is missing or the controller is unreachable.
+// The state of each id (a job, or an array task "<array id>_<task>"): squeue for jobs in the
+// queue, then `scontrol show job` for recently finished ones, then sacct (when accounting is
+// configured). Jobs none of them knows are UNKNOWN. Throws SlurmError when squeue is missing or
+// the controller is unreachable.
 std::map<std::string, JobInfo> query_jobs(const std::vector<std::string>& ids);
 
 // Parses one line of `scontrol show job -o` (Key=Value pairs) into a map.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "storage/half.hpp"
 
@@ -40,9 +41,12 @@ ActivationDType parse_activation_dtype(const std::string& name) {
 
 const char* activation_dtype_name(ActivationDType d) noexcept {
   switch (d) {
-    case ActivationDType::kFloat16: return "float16";
-    case ActivationDType::kFloat32: return "float32";
-    case ActivationDType::kBFloat16: return "bfloat16";
+    case ActivationDType::kFloat16:
+      return "float16";
+    case ActivationDType::kFloat32:
+      return "float32";
+    case ActivationDType::kBFloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -66,6 +70,21 @@ ActivationWriter::ActivationWriter(std::string path, std::int64_t d, ActivationO
   window_ = create_dataset(file_, "window", H5T_STD_I64LE, 1, 1, opt_);
   position_ = create_dataset(file_, "position", H5T_STD_I32LE, 1, 1, opt_);
   write_string_attribute(file_, "dtype", activation_dtype_name(opt_.dtype));
+  write_int_attribute(file_, "d", d_);
+  const ShardDescription& what = opt_.describes;
+  write_string_attribute(file_, "model", what.model);
+  write_string_attribute(file_, "corpus", what.corpus);
+  write_string_attribute(file_, "split", what.split);
+  write_int_attribute(file_, "layer", what.layer);
+  write_string_attribute(file_, "unit", what.unit);
+  write_string_attribute(x_, "meaning", "the MLP's input at the row's position (the normalised residual entering it)");
+  if (y_.valid()) write_string_attribute(y_, "meaning", "the MLP's output at the row's position");
+  if (delta_.valid())
+    write_string_attribute(delta_, "meaning",
+                           "nll_linear - nll_full of the next token when this layer's MLP is its affine surrogate");
+  write_string_attribute(ids_, "meaning", "the input token id at the row's position (the one the MLP sees)");
+  write_string_attribute(window_, "meaning", "the window's index in the split (row-major windows of `context` tokens)");
+  write_string_attribute(position_, "meaning", "the position in the window, 0..context-2 (those with a next token)");
   if (opt_.dtype == ActivationDType::kBFloat16) {
     write_string_attribute(x_, "encoding", "bfloat16");
     if (y_.valid()) write_string_attribute(y_, "encoding", "bfloat16");
@@ -121,15 +140,6 @@ void ActivationWriter::append(const float* x, const float* y, const float* delta
   rows_ += rows;
 }
 
-void sync_directory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw StorageError(dir + ": cannot open for fsync: " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int e = errno;
-  ::close(fd);
-  if (rc != 0) throw StorageError(dir + ": fsync failed: " + std::strerror(e));
-}
-
 void ActivationWriter::close() {
   if (closed_) return;
   write_int_attribute(file_, "rows", rows_);
@@ -142,7 +152,8 @@ void ActivationWriter::close() {
     throw StorageError(tmp_ + ": fsync failed: " + std::strerror(errno));
   }
   ::close(fd);
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw StorageError(path_ + ": rename failed: " + std::strerror(errno));
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    throw StorageError(path_ + ": rename failed: " + std::strerror(errno));
   // The rename is durable only once the directory is: a unit committed after close() may rely on it.
   const auto slash = path_.rfind('/');
   sync_directory(slash == std::string::npos ? "." : path_.substr(0, slash));
@@ -163,7 +174,8 @@ ActivationReader::ActivationReader(const std::string& path) : path_(path) {
       H5Id ds = H5_DATASET(H5Dopen2(file_, name, H5P_DEFAULT));
       H5Id space = H5_SPACE(H5Dget_space(ds));
       hsize_t dims[2] = {0, 0};
-      if (H5Sget_simple_extent_ndims(space) != rank) throw StorageError(std::string("dataset '") + name + "' has the wrong rank");
+      if (H5Sget_simple_extent_ndims(space) != rank)
+        throw StorageError(std::string("dataset '") + name + "' has the wrong rank");
       H5_CHECK(H5Sget_simple_extent_dims(space, dims, nullptr));
       if (static_cast<std::int64_t>(dims[0]) != rows_)
         throw StorageError(std::string("dataset '") + name + "' has " + std::to_string(dims[0]) + " rows, not " +
@@ -182,7 +194,8 @@ ActivationReader::ActivationReader(const std::string& path) : path_(path) {
     position_ = open("position", 1, true);
     // Declared sizes are checked before anything is allocated from them: a chunked dataset
     // can claim a huge extent with no storage behind it.
-    if (rows_ < 0 || rows_ > (std::int64_t{1} << 40) || d_ < 1 || d_ > (1 << 20) || rows_ > (std::int64_t{1} << 36) / d_)
+    if (rows_ < 0 || rows_ > (std::int64_t{1} << 40) || d_ < 1 || d_ > (1 << 20) ||
+        rows_ > (std::int64_t{1} << 36) / d_)
       throw StorageError("declared size " + std::to_string(rows_) + " x " + std::to_string(d_) + " is out of range");
   } catch (const Error& e) {
     throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);

@@ -15,7 +15,15 @@ enum class ActivationDType { kFloat16, kFloat32, kBFloat16 };
 ActivationDType parse_activation_dtype(const std::string& name);
 const char* activation_dtype_name(ActivationDType d) noexcept;
 
+// What a shard holds, written as its root attributes so that it describes itself.
+struct ShardDescription {
+  std::string model, corpus, split;  // the spec's names and the split (e.g. "gate")
+  std::int64_t layer = -1;           // the layer whose MLP input X is
+  std::string unit;                  // the capture unit that wrote it
+};
+
 struct ActivationOptions {
+  ShardDescription describes;
   ActivationDType dtype = ActivationDType::kFloat16;  // X and Y storage type
   bool with_y = false;
   bool with_delta = false;
@@ -27,7 +35,9 @@ struct ActivationOptions {
 // close(), so a reader never sees a half-written shard). Datasets, all with `rows` first:
 //   X [rows, d] (float16 as an IEEE half type, float32, or bfloat16 bits as uint16 with
 //   attribute encoding="bfloat16"), Y likewise when with_y, delta [rows] float32 when
-//   with_delta, token_ids [rows] int32, window [rows] int64, position [rows] int32.
+//   with_delta, token_ids [rows] int32, window [rows] int64, position [rows] int32. Root
+//   attributes: dtype, d, rows, and options.describes (model, corpus, split, layer, unit);
+//   every dataset has a `meaning` attribute.
 // Only the rows of one append are buffered (converted), never a whole layer. Not thread safe.
 class ActivationWriter {
  public:
@@ -55,10 +65,6 @@ class ActivationWriter {
   std::vector<std::uint16_t> scratch_;
   bool closed_ = false;
 };
-
-// fsyncs a directory, so that entries created or renamed in it survive a crash. Throws
-// StorageError naming it.
-void sync_directory(const std::string& dir);
 
 // Reads a closed shard in row ranges (for gate training). Validates dataset shapes, agreement
 // of row counts and the declared size (rows·d ≤ 2^36, d ≤ 2^20) on open, before anything is

@@ -12,9 +12,10 @@ inline std::uint16_t float_to_half(float f) {
   std::memcpy(&x, &f, 4);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   std::uint32_t abs = x & 0x7FFFFFFFu;
-  if (abs >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));  // NaN / inf
-  if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds past 65504: inf
-  if (abs < 0x38800000u) {  // subnormal half (or zero)
+  if (abs >= 0x7F800000u)
+    return static_cast<std::uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));  // NaN / inf
+  if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);            // rounds past 65504: inf
+  if (abs < 0x38800000u) {                                                              // subnormal half (or zero)
     if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);
     const std::uint32_t mant = (abs & 0x7FFFFFu) | 0x800000u;
     const int shift = 126 - static_cast<int>(abs >> 23);  // 14..24

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "storage/versions.hpp"
 
 namespace linsweep {
 namespace {
@@ -82,13 +83,27 @@ H5Id h5_owned(hid_t id, H5Id::Kind kind, const char* call, const char* file, int
 void H5Id::reset() noexcept {
   if (id_ < 0) return;
   switch (kind_) {
-    case Kind::kFile: H5Fclose(id_); break;
-    case Kind::kGroup: H5Gclose(id_); break;
-    case Kind::kDataset: H5Dclose(id_); break;
-    case Kind::kDataspace: H5Sclose(id_); break;
-    case Kind::kDatatype: H5Tclose(id_); break;
-    case Kind::kAttribute: H5Aclose(id_); break;
-    case Kind::kPropertyList: H5Pclose(id_); break;
+    case Kind::kFile:
+      H5Fclose(id_);
+      break;
+    case Kind::kGroup:
+      H5Gclose(id_);
+      break;
+    case Kind::kDataset:
+      H5Dclose(id_);
+      break;
+    case Kind::kDataspace:
+      H5Sclose(id_);
+      break;
+    case Kind::kDatatype:
+      H5Tclose(id_);
+      break;
+    case Kind::kAttribute:
+      H5Aclose(id_);
+      break;
+    case Kind::kPropertyList:
+      H5Pclose(id_);
+      break;
   }
   id_ = H5I_INVALID_HID;
 }
@@ -98,13 +113,27 @@ void H5Id::close(const char* what) {
   hid_t id = std::exchange(id_, H5I_INVALID_HID);
   herr_t rc = 0;
   switch (kind_) {
-    case Kind::kFile: rc = H5Fclose(id); break;
-    case Kind::kGroup: rc = H5Gclose(id); break;
-    case Kind::kDataset: rc = H5Dclose(id); break;
-    case Kind::kDataspace: rc = H5Sclose(id); break;
-    case Kind::kDatatype: rc = H5Tclose(id); break;
-    case Kind::kAttribute: rc = H5Aclose(id); break;
-    case Kind::kPropertyList: rc = H5Pclose(id); break;
+    case Kind::kFile:
+      rc = H5Fclose(id);
+      break;
+    case Kind::kGroup:
+      rc = H5Gclose(id);
+      break;
+    case Kind::kDataset:
+      rc = H5Dclose(id);
+      break;
+    case Kind::kDataspace:
+      rc = H5Sclose(id);
+      break;
+    case Kind::kDatatype:
+      rc = H5Tclose(id);
+      break;
+    case Kind::kAttribute:
+      rc = H5Aclose(id);
+      break;
+    case Kind::kPropertyList:
+      rc = H5Pclose(id);
+      break;
   }
   h5_check(rc, what, __FILE__, __LINE__);
 }
@@ -160,10 +189,13 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
   if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
   H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
   H5Id type = H5_TYPE(H5Aget_type(attr));
-  if (H5Tget_class(type) != H5T_STRING) throw StorageError("attribute '" + name + "' is not a string", ExitCode::kBadInput);
-  if (H5Tis_variable_str(type) > 0) throw StorageError("attribute '" + name + "' is a variable-length string", ExitCode::kBadInput);
+  if (H5Tget_class(type) != H5T_STRING)
+    throw StorageError("attribute '" + name + "' is not a string", ExitCode::kBadInput);
+  if (H5Tis_variable_str(type) > 0)
+    throw StorageError("attribute '" + name + "' is a variable-length string", ExitCode::kBadInput);
   const std::size_t size = H5Tget_size(type);
-  if (size == 0 || size > (64u << 20)) throw StorageError("attribute '" + name + "' has an invalid size", ExitCode::kBadInput);
+  if (size == 0 || size > (64u << 20))
+    throw StorageError("attribute '" + name + "' has an invalid size", ExitCode::kBadInput);
   require_one_value(attr, name);
   std::vector<char> buf(size);
   H5_CHECK(H5Aread(attr, type, buf.data()));
@@ -186,6 +218,28 @@ long long read_int_attribute(hid_t obj, const std::string& name) {
   long long v = 0;
   H5_CHECK(H5Aread(attr, H5T_NATIVE_LLONG, &v));
   return v;
+}
+
+void write_double_attribute(hid_t obj, const std::string& name, double value) {
+  H5Id space = H5_SPACE(H5Screate(H5S_SCALAR));
+  if (H5Aexists(obj, name.c_str()) > 0) H5_CHECK(H5Adelete(obj, name.c_str()));
+  H5Id attr = H5_ATTR(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT));
+  H5_CHECK(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value));
+}
+
+double read_double_attribute(hid_t obj, const std::string& name) {
+  if (!has_attribute(obj, name)) throw StorageError("attribute '" + name + "' is missing", ExitCode::kBadInput);
+  H5Id attr = H5_ATTR(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  require_one_value(attr, name);
+  double v = 0;
+  H5_CHECK(H5Aread(attr, H5T_NATIVE_DOUBLE, &v));
+  return v;
+}
+
+std::string hdf5_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  if (H5get_libversion(&major, &minor, &release) < 0) return "HDF5 (version unknown)";
+  return "HDF5 " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
 }  // namespace linsweep

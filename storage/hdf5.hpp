@@ -84,5 +84,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name);
 bool has_attribute(hid_t obj, const std::string& name);
 void write_int_attribute(hid_t obj, const std::string& name, long long value);
 long long read_int_attribute(hid_t obj, const std::string& name);
+void write_double_attribute(hid_t obj, const std::string& name, double value);
+double read_double_attribute(hid_t obj, const std::string& name);
 
 }  // namespace linsweep

@@ -30,12 +30,12 @@ std::string journal_line(JournalEvent e, const std::string& host) {
   if (e.host.empty()) e.host = host;
   // Keeps every line far below what readers accept (kMaxJournalLineBytes).
   if (e.error.size() > kMaxErrorBytes) e.error = e.error.substr(0, kMaxErrorBytes) + " [...]";
-  if (e.time == 0)
-    e.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (e.time == 0) e.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   nlohmann::json j = {{"event", e.event}, {"unit", e.unit}, {"host", e.host}, {"rank", e.rank}, {"time", e.time}};
   if (e.duration > 0) j["duration"] = e.duration;
   if (!e.error.empty()) j["error"] = e.error;
   if (e.tokens > 0) j["tokens"] = e.tokens;
+  if (e.recovered) j["recovered"] = true;
   // An error message may quote bytes that are not UTF-8 (a path, a corrupt file's content):
   // replaced, not thrown on, so that recording a failure cannot itself fail.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -84,7 +84,9 @@ JournalWriter::JournalWriter(std::string path) : path_(std::move(path)), host_(t
 JournalWriter::~JournalWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
-void JournalWriter::append(JournalEvent event, bool durable) { write_line(fd_, path_, journal_line(std::move(event), host_), durable); }
+void JournalWriter::append(JournalEvent event, bool durable) {
+  write_line(fd_, path_, journal_line(std::move(event), host_), durable);
+}
 
 std::vector<JournalEvent> read_journal(const std::string& path) {
   std::vector<JournalEvent> out;
@@ -94,8 +96,8 @@ std::vector<JournalEvent> read_journal(const std::string& path) {
   for (LineStatus st; (st = read_line(in, &line, kMaxJournalLineBytes)) != LineStatus::kEnd;) {
     ++line_no;
     if (st == LineStatus::kTooLong)
-      throw StorageError(path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxJournalLineBytes) +
-                             " bytes (not a linsweep journal)",
+      throw StorageError(path + ":" + std::to_string(line_no) + ": line longer than " +
+                             std::to_string(kMaxJournalLineBytes) + " bytes (not a linsweep journal)",
                          ExitCode::kBadInput);
     if (st == LineStatus::kUnterminated) break;  // no trailing newline: torn by a crash mid-append
     // A line that does not parse is crash residue (a torn append that a later one continued)
@@ -103,7 +105,8 @@ std::vector<JournalEvent> read_journal(const std::string& path) {
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j.contains("event") || !j["event"].is_string()) continue;
     auto bad = [&](const char* field, const char* type) {
-      throw StorageError(path + ":" + std::to_string(line_no) + ": field '" + field + "' is not " + type, ExitCode::kBadInput);
+      throw StorageError(path + ":" + std::to_string(line_no) + ": field '" + field + "' is not " + type,
+                         ExitCode::kBadInput);
     };
     auto str = [&](const char* field) {
       if (!j.contains(field)) return std::string();
@@ -129,6 +132,10 @@ std::vector<JournalEvent> read_journal(const std::string& path) {
     e.duration = num("duration");
     e.error = str("error");
     e.tokens = integer("tokens");
+    if (j.contains("recovered")) {
+      if (!j["recovered"].is_boolean()) bad("recovered", "a boolean");
+      e.recovered = j["recovered"].get<bool>();
+    }
     out.push_back(std::move(e));
   }
   return out;

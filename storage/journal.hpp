@@ -8,14 +8,17 @@
 namespace linsweep {
 
 struct JournalEvent {
-  std::string event{};  // "started" | "committed" | "failed" | "interrupted"
+  std::string event{};  // "started" | "committed" | "failed" | "interrupted" | "resumed" | "removed" (gc)
   std::string unit{};
   std::string host{};
   int rank = 0;
-  double time = 0;      // seconds since the epoch
-  double duration = 0;  // seconds, for committed/failed
-  std::string error{};    // for failed
+  double time = 0;          // seconds since the epoch
+  double duration = 0;      // seconds, for committed/failed
+  std::string error{};      // for failed
   std::int64_t tokens = 0;  // corpus tokens the unit read, for committed (throughput)
+  // A "committed" line written by reconciliation for a unit file that was renamed into place
+  // by a writer killed before its own journal line (Store::open_write).
+  bool recovered = false;
 };
 
 // Appends one JSON line with O_APPEND and, when `durable`, fsyncs it. Host and time are

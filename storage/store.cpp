@@ -1,62 +1,41 @@
 // Store directory management and atomic commits.
 #include "storage/store.hpp"
 
-#include <random>
-
-#include <sys/file.h>
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <system_error>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <system_error>
 
+#include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "common/path_confinement.hpp"
 #include "storage/hdf5.hpp"
+#include "storage/plan_records.hpp"
 #include "storage/table_io.hpp"
+#include "storage/unit_standing.hpp"
+#include "storage/units_table.hpp"
 
 namespace linsweep {
 namespace {
 
-constexpr const char* kMarker = "store.json";
-
-void fsync_path(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-  if (fd < 0) throw StorageError(path + ": cannot open for fsync: " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int e = errno;
-  ::close(fd);
-  if (rc != 0) throw_write_error(path + ": fsync failed", e);  // delayed write-back errors, ENOSPC on NFS
-}
-
-// Writes all of `text` to `fd`: a short write is retried, so that a full disk reports ENOSPC
-// instead of leaving a silently shortened file. Returns 0 or the errno of the failing write.
-int write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? errno : EIO;
-    done += static_cast<std::size_t>(n);
-  }
-  return 0;
-}
-
 // `e` with the path of the file being written in front, unless it is there already.
 DiskFullError disk_full_at(const std::string& path, const DiskFullError& e) {
-  const std::string m = e.what();
-  return DiskFullError(m.rfind(path, 0) == 0 ? m : path + ": " + m);
+  return DiskFullError(message_at(path, e.what()));
 }
 
 // Removes files named .tmp-* under `dir` (recursively when `recurse`): what writers killed
@@ -67,8 +46,10 @@ void remove_temporaries(const std::string& dir, bool recurse) {
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (it->is_symlink(ec)) continue;
-    if (name.rfind(".tmp-", 0) == 0 && it->is_regular_file(ec)) stale.push_back(it->path());
-    else if (recurse && it->is_directory(ec)) remove_temporaries(it->path().string(), true);
+    if (name.rfind(".tmp-", 0) == 0 && it->is_regular_file(ec))
+      stale.push_back(it->path());
+    else if (recurse && it->is_directory(ec))
+      remove_temporaries(it->path().string(), true);
   }
   for (const auto& f : stale) std::filesystem::remove(f, ec);
 }
@@ -78,51 +59,27 @@ void make_dir(const std::string& path) {
     throw StorageError(path + ": cannot create directory: " + std::strerror(errno));
 }
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
-
 // Unit ids become file names: only [A-Za-z0-9._-], not starting with '.'. `file`, when
 // given, is the file the id was read from (a stray file in units/), named in the message.
 void check_unit_id(const std::string& id, const std::string& file = "") {
-  bool ok = !id.empty() && id.size() <= 200 && id[0] != '.';
+  constexpr std::string_view kArrays = ".arrays";  // the suffix of a unit's arrays file
+  bool ok = !id.empty() && id.size() <= 200 && id[0] != '.' &&
+            !(id.size() >= kArrays.size() && id.compare(id.size() - kArrays.size(), kArrays.size(), kArrays) == 0);
   for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
   if (ok) return;
   if (!file.empty())
-    throw StorageError(printable(file) + ": not a unit file of this store (unit ids are letters, digits, '.', '-' and '_')",
-                       ExitCode::kBadInput);
+    throw StorageError(
+        printable(file) + ": not a unit file of this store (unit ids are letters, digits, '.', '-' and '_')",
+        ExitCode::kBadInput);
   throw StorageError("unit id '" + printable(id) + "' is not a safe file name", ExitCode::kBadInput);
 }
 
 }  // namespace
 
-void atomic_replace(const std::string& path, const std::function<void(const std::string&)>& write) {
-  // Host, pid and a random tag: writers on several nodes may share the directory (split
-  // Slurm jobs on one store), so a pid alone could collide.
-  char host[64] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  const std::string tmp = parent_of(path) + "/.tmp-" + host + "-" + std::to_string(::getpid()) + "-" +
-                          std::to_string(rng() % 1000000007ull) + "-" + path.substr(path.find_last_of('/') + 1);
-  try {
-    write(tmp);
-    fsync_path(tmp, false);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_write_error(path + ": rename failed", errno);
-    fsync_path(parent_of(path), true);
-  } catch (const DiskFullError& e) {
-    std::remove(tmp.c_str());
-    throw disk_full_at(tmp, e);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
-}
-
 void require_store_confined(const std::string& dir) {
-  std::vector<std::string> entries = {"lock", "store.json", "spec.yaml", "journal.jsonl", "run.json", "store.h5",
-                                      "store.h5.lock", "units", "logs", "activations", "checkpoints", "models", "slurm",
-                                      "report", "figures"};
+  std::vector<std::string> entries = {
+      "lock", "store.json",  "spec.yaml",   "journal.jsonl", "run.json", "store.h5", "store.h5.lock", "units",
+      "logs", "activations", "checkpoints", "models",        "slurm",    "report",   "figures",       "plans"};
   // One level further where workers create per-unit directories (activations/<id>/<split>/...).
   for (const char* sub : {"activations", "checkpoints", "models"}) {
     std::error_code ec;
@@ -142,16 +99,6 @@ void make_output_dir(const std::string& dir) {
                      user_error ? ExitCode::kBadInput : ExitCode::kUnitsFailed);
 }
 
-void atomic_write_text(const std::string& path, const std::string& text) {
-  atomic_replace(path, [&](const std::string& tmp) {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) throw_write_error(tmp + ": cannot create", errno);
-    const int e = write_all(fd, text);
-    const int closed = ::close(fd) == 0 ? 0 : errno;
-    if (e != 0 || closed != 0) throw_write_error(tmp + ": write failed", e != 0 ? e : closed);
-  });
-}
-
 Store Store::open_read(const std::string& dir) {
   Store s(dir);
   s.check_marker();
@@ -167,32 +114,66 @@ Store Store::open_write(const std::string& dir, const std::string& spec_text, bo
   if (ec) throw StorageError(dir + ": cannot create the store directory: " + ec.message());
   require_store_confined(dir);  // before the lock: `lock` itself may be a planted link
   s.lock_ = std::make_unique<StoreLock>(dir, shared);
-  if (is_regular_file(dir + "/" + kMarker)) {
+  if (is_regular_file(s.layout_.marker())) {
     s.check_marker();
   } else {
-    atomic_write_text(dir + "/" + kMarker,
-                      nlohmann::json({{"format", "linsweep-store"}, {"schema_version", kStoreSchemaVersion}}).dump() + "\n");
+    atomic_write_text(
+        s.layout_.marker(),
+        nlohmann::json({{"format", "linsweep-store"}, {"schema_version", kStoreSchemaVersion}}).dump() + "\n");
   }
-  if (!spec_text.empty() && !is_regular_file(s.spec_path()))
-    atomic_write_text(s.spec_path(), spec_text);
-  make_dir(dir + "/units");
-  make_dir(dir + "/logs");
-  s.journal_ = std::make_unique<JournalWriter>(dir + "/journal.jsonl");
+  if (!spec_text.empty() && !is_regular_file(s.spec_path())) atomic_write_text(s.spec_path(), spec_text);
+  make_dir(s.layout_.units_dir());
+  make_dir(s.layout_.logs_dir());
+  s.journal_ = std::make_unique<JournalWriter>(s.layout_.journal());
   // Temporary files of writers that died mid-write (staged units, store.h5, run.json, activation
   // shards); only the exclusive lock holder may remove them (a shared holder's peers may be
   // writing right now). report/ and figures/ are left alone: `tables` and `plot` write there
   // without the lock.
   if (!shared) {
-    remove_temporaries(dir + "/units", false);
+    remove_temporaries(s.layout_.units_dir(), false);
     remove_temporaries(dir, false);
-    remove_temporaries(dir + "/activations", true);
+    remove_temporaries(s.layout_.activations_dir(), true);
+    s.remove_orphan_arrays();
+    s.reconcile_journal();
   }
   return s;
 }
 
+void Store::remove_orphan_arrays() {
+  // A writer killed between renaming a unit's arrays file and its unit file leaves the arrays
+  // alone: not committed, and rewritten whole when the unit runs again.
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(layout_.units_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.size() <= 10 || n[0] == '.' || n.compare(n.size() - 10, 10, ".arrays.h5") != 0) continue;
+    const std::string id = n.substr(0, n.size() - 10);
+    if (!is_regular_file(layout_.unit_file(id))) std::filesystem::remove(it->path(), ec);
+  }
+}
+
+void Store::reconcile_journal() {
+  std::set<std::string> journaled;
+  for (const auto& e : journal_events()) {
+    if (e.event == "committed") journaled.insert(e.unit);
+    if (e.event == "removed") journaled.erase(e.unit);
+  }
+  const std::vector<std::string> files = committed_units();
+  for (const auto& id : files) {
+    if (journaled.count(id)) continue;
+    // Not fsynced, like every committed line: the unit file is what is committed, and a line
+    // lost in a crash is written again by the next writer.
+    journal_->append({.event = "committed", .unit = id, .recovered = true}, false);
+    reconciliation_.recovered.push_back(id);
+  }
+  const std::set<std::string> present(files.begin(), files.end());
+  for (const auto& id : journaled)
+    if (!present.count(id)) reconciliation_.missing.push_back(id);
+}
+
 void Store::check_marker() const {
-  const std::string marker = dir_ + "/" + kMarker;
-  if (!is_regular_file(marker)) throw StorageError(dir_ + ": not a linsweep store (no " + kMarker + ")", ExitCode::kBadInput);
+  const std::string marker = layout_.marker();
+  if (!is_regular_file(marker))
+    throw StorageError(dir_ + ": not a linsweep store (no store.json)", ExitCode::kBadInput);
   nlohmann::json j;
   try {
     j = read_json_file(marker, 1 << 20);
@@ -209,14 +190,15 @@ void Store::check_marker() const {
                        ExitCode::kBadInput);
 }
 
-std::optional<std::string> Store::recovered_stale_lock() const {
-  return lock_ ? lock_->stale_holder() : std::nullopt;
-}
+std::optional<std::string> Store::recovered_stale_lock() const { return lock_ ? lock_->stale_holder() : std::nullopt; }
 
 void Store::commit(const UnitResult& unit, double duration_seconds, int rank, std::int64_t tokens) {
   if (!writable()) throw StorageError(dir_ + ": store is open read-only");
   check_unit_id(unit.unit_id);
-  atomic_replace(dir_ + "/units/" + unit.unit_id + ".h5", [&](const std::string& tmp) { write_unit_file(tmp, unit); });
+  if (!unit.arrays.empty())
+    atomic_replace(layout_.unit_arrays_file(unit.unit_id),
+                   [&](const std::string& tmp) { write_unit_arrays_file(tmp, unit); });
+  atomic_replace(layout_.unit_file(unit.unit_id), [&](const std::string& tmp) { write_unit_main_file(tmp, unit); });
   journal({.event = "committed", .unit = unit.unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
   remove_unit_checkpoints(unit.unit_id);
 }
@@ -224,53 +206,70 @@ void Store::commit(const UnitResult& unit, double duration_seconds, int rank, st
 void Store::remove_unit_checkpoints(const std::string& unit_id) {
   // A committed unit never resumes: its training checkpoints only take space now.
   std::error_code ec;
-  std::filesystem::remove_all(dir_ + "/checkpoints/" + unit_id, ec);
+  std::filesystem::remove_all(layout_.unit_checkpoints(unit_id), ec);
 }
 
 std::string Store::staging_path(const std::string& unit_id, int rank) const {
   check_unit_id(unit_id);
-  return dir_ + "/units/.tmp-staged-" + std::to_string(rank) + "-" + unit_id + ".h5";
+  return layout_.staged_unit(unit_id, rank);
 }
 
 std::string Store::stage(const UnitResult& unit, int rank) const {
   const std::string path = staging_path(unit.unit_id, rank);
+  const std::string arrays = unit_arrays_path(path);
   try {
     write_unit_file(path, unit);
-    fsync_path(path, false);
+    if (!unit.arrays.empty()) sync_file(arrays);
+    sync_file(path);
   } catch (const DiskFullError& e) {
     std::remove(path.c_str());  // a partial file only takes the space that is missing
+    std::remove(arrays.c_str());
     throw disk_full_at(path, e);
   } catch (...) {
     std::remove(path.c_str());
+    std::remove(arrays.c_str());
     throw;
   }
   return path;
 }
 
 void Store::commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank,
-                          std::int64_t tokens) {
+                          std::int64_t tokens, const std::string& host) {
   if (!writable()) throw StorageError(dir_ + ": store is open read-only");
   check_unit_id(unit_id);
-  const UnitResult u = read_unit_header(staged);  // stage() fsynced it; the header check catches a wrong or truncated file
+  const UnitHeader u =
+      read_unit_header(staged);  // stage() fsynced it; the header check catches a wrong or truncated file
   if (u.unit_id != unit_id) throw StorageError(staged + ": holds unit " + u.unit_id + ", not " + unit_id);
-  const std::string final_path = dir_ + "/units/" + unit_id + ".h5";
+  if (u.arrays > 0) {  // the arrays first: a unit file never names arrays that are not there
+    const std::string staged_arrays = unit_arrays_path(staged), final_arrays = layout_.unit_arrays_file(unit_id);
+    if (std::rename(staged_arrays.c_str(), final_arrays.c_str()) != 0)
+      throw_write_error(final_arrays + ": rename failed", errno);
+  }
+  const std::string final_path = layout_.unit_file(unit_id);
   if (std::rename(staged.c_str(), final_path.c_str()) != 0) throw_write_error(final_path + ": rename failed", errno);
-  fsync_path(dir_ + "/units", true);
-  journal({.event = "committed", .unit = unit_id, .rank = rank, .duration = duration_seconds, .tokens = tokens});
+  sync_directory(layout_.units_dir());
+  journal({.event = "committed",
+           .unit = unit_id,
+           .host = host,
+           .rank = rank,
+           .duration = duration_seconds,
+           .tokens = tokens});
   remove_unit_checkpoints(unit_id);
 }
 
 void Store::journal(const JournalEvent& event) {
   // Unit files decide what is committed; the journal is the audit trail. A commit has already
   // fsynced the file and the directory, so its journal line need not add a third flush.
-  const bool durable = event.event == "failed" || event.event == "interrupted";
-  if (journal_) journal_->append(event, durable);
-  else append_journal(dir_ + "/journal.jsonl", event, durable);
+  const bool durable = event.event == "failed" || event.event == "interrupted" || event.event == "removed";
+  if (journal_)
+    journal_->append(event, durable);
+  else
+    append_journal(layout_.journal(), event, durable);
 }
 
 std::string Store::unit_log_path(const std::string& unit_id) const {
   check_unit_id(unit_id);
-  return dir_ + "/logs/" + unit_id + ".log";
+  return layout_.unit_log(unit_id);
 }
 
 void Store::append_unit_log(const std::string& unit_id, const std::string& line) {
@@ -289,15 +288,16 @@ void Store::append_unit_log(const std::string& unit_id, const std::string& line)
   if (err != 0) throw_write_error(path + ": unit log write failed", err);
 }
 
-std::vector<JournalEvent> Store::journal_events() const { return read_journal(dir_ + "/journal.jsonl"); }
+std::vector<JournalEvent> Store::journal_events() const { return read_journal(layout_.journal()); }
 
 std::vector<std::string> Store::committed_units() const {
   std::vector<std::string> ids;
-  DIR* d = ::opendir((dir_ + "/units").c_str());
+  DIR* d = ::opendir(layout_.units_dir().c_str());
   if (d == nullptr) return ids;
   while (const dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
     if (n.empty() || n[0] == '.' || n.size() <= 3 || n.compare(n.size() - 3, 3, ".h5") != 0) continue;
+    if (n.size() > 10 && n.compare(n.size() - 10, 10, ".arrays.h5") == 0) continue;  // a unit's arrays
     ids.push_back(n.substr(0, n.size() - 3));
   }
   ::closedir(d);
@@ -305,50 +305,106 @@ std::vector<std::string> Store::committed_units() const {
   return ids;
 }
 
-bool Store::is_committed(const std::string& unit_id) const {
-  return is_regular_file(dir_ + "/units/" + unit_id + ".h5");
-}
+bool Store::is_committed(const std::string& unit_id) const { return is_regular_file(layout_.unit_file(unit_id)); }
 
 UnitResult Store::read_unit(const std::string& unit_id) const {
-  check_unit_id(unit_id, dir_ + "/units/" + unit_id + ".h5");
-  return read_unit_file(dir_ + "/units/" + unit_id + ".h5");
+  check_unit_id(unit_id, layout_.unit_file(unit_id));
+  return read_unit_file(layout_.unit_file(unit_id));
 }
 
 std::string Store::read_unit_params(const std::string& unit_id) const {
-  check_unit_id(unit_id, dir_ + "/units/" + unit_id + ".h5");
-  return read_unit_params_file(dir_ + "/units/" + unit_id + ".h5");
+  check_unit_id(unit_id, layout_.unit_file(unit_id));
+  return read_unit_params_file(layout_.unit_file(unit_id));
 }
 
-std::map<std::string, Table> Store::read_tables() const {
-  std::map<std::string, Table> out;
-  for (const auto& schema : table_schemas()) {
-    Table t = schema;
+std::int64_t Store::record_plan(const std::string& command, const std::map<std::string, std::string>& slots) {
+  return append_plan_record(layout_.plans_dir(), {.command = command, .slots = slots});
+}
+
+namespace {
+
+UnitRow unit_row(const UnitResult& u, const UnitStanding& s) {
+  const UnitProvenance& p = u.provenance;
+  const bool known = !p.version.empty();  // schema-1 units carry no provenance
+  return {.unit = u.unit_id,
+          .kind = u.kind,
+          .slot = s.slot,
+          .params = u.params,
+          .version = p.version,
+          .host = p.host,
+          .rank = known ? p.rank : -1,
+          .group_ranks = known ? p.group_ranks : -1,
+          .started = known ? p.started : std::nan(""),
+          .finished = known ? p.finished : std::nan(""),
+          .current = s.current ? 1 : 0,
+          .planned_by = s.planned_by};
+}
+
+}  // namespace
+
+std::map<std::string, Table> Store::read_tables(Scope scope) const {
+  const bool all = scope == Scope::kAll;
+  auto with_store_columns = [all](Table t) {
     t.columns.push_back({"unit", ColumnType::kString});
-    out.emplace(schema.name, std::move(t));
-  }
+    if (all) {
+      t.columns.push_back({"current", ColumnType::kInt});
+      t.columns.push_back({"planned_by", ColumnType::kInt});
+    }
+    return t;
+  };
+  std::map<std::string, Table> out;
+  for (const auto& schema : table_schemas())
+    if (schema.name != units_table().name()) out.emplace(schema.name, with_store_columns(schema));
+  Table units = units_table().schema();
+  const std::map<std::string, UnitStanding> standings = unit_standings(*this);
   for (const auto& id : committed_units()) {
-    const UnitResult u = read_unit(id);
+    const auto st = standings.find(id);
+    if (st == standings.end()) continue;  // committed after the standings were read
+    if (!all && !st->second.current) continue;
+    check_unit_id(id, layout_.unit_file(id));
+    UnitResult u;
+    try {
+      u = read_unit_tables(layout_.unit_file(id));  // never the arrays files
+    } catch (const StorageError&) {
+      if (!is_regular_file(layout_.unit_file(id))) continue;  // removed by a gc since it was listed
+      throw;
+    }
+    units.rows.push_back(units_table().row(unit_row(u, st->second)));
     for (const auto& t : u.tables) {
-      Table& dest = out.at(t.name);
+      if (t.name == units.name) continue;  // the store's own table, never a unit's
+      auto it = out.find(t.name);
+      if (it == out.end())  // a table this build has no schema for: as the file declares it
+        it = out.emplace(t.name, with_store_columns(Table{t.name, t.columns, {}})).first;
+      Table& dest = it->second;
+      if (dest.columns.size() != t.columns.size() + (all ? 3 : 1))
+        throw StorageError(layout_.unit_file(id) + ": table '" + t.name + "' has other columns than in other units",
+                           ExitCode::kBadInput);
       for (auto row : t.rows) {
         row.emplace_back(id);
+        if (all) {
+          row.emplace_back(std::int64_t{st->second.current ? 1 : 0});
+          row.emplace_back(st->second.planned_by);
+        }
         dest.rows.push_back(std::move(row));
       }
     }
   }
+  out[units.name] = std::move(units);
   return out;
 }
 
-Table Store::read_table(const std::string& name) const {
-  empty_table(name);  // an unknown name fails with the list of known tables
-  return read_tables().at(name);
+Table Store::read_table(const std::string& name, Scope scope) const {
+  std::map<std::string, Table> tables = read_tables(scope);
+  auto it = tables.find(name);
+  if (it == tables.end()) empty_table(name);  // an unknown name fails with the list of known tables
+  return std::move(it->second);
 }
 
 std::size_t Store::rebuild_consolidated(bool force) {
   if (!writable() && !force) throw StorageError(dir_ + ": rebuilding the consolidated file needs the store's lock");
   // Writers sharing the store (split jobs) rebuild in turn, each reading the units inside the
   // lock, so that a slower rebuild never replaces a newer one with fewer units.
-  const std::string lock_path = dir_ + "/store.h5.lock";
+  const std::string lock_path = layout_.consolidated_lock();
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd < 0) throw StorageError(lock_path + ": cannot open: " + std::strerror(errno));
   struct Unlock {
@@ -357,26 +413,26 @@ std::size_t Store::rebuild_consolidated(bool force) {
   } unlock{lock_fd};
   while (::flock(lock_fd, LOCK_EX) != 0)
     if (errno != EINTR) throw StorageError(lock_path + ": cannot lock: " + std::strerror(errno));
-  const auto ids = committed_units();
-  const std::map<std::string, Table> tables = read_tables();
+  const std::map<std::string, Table> tables = read_tables();  // the current units, and their `units` rows
+  const std::size_t units = tables.at(units_table().name()).rows.size();
   atomic_replace(consolidated_path(), [&](const std::string& tmp) {
     silence_hdf5_errors();
     H5Id file = H5_FILE(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
     write_int_attribute(file, "schema_version", kStoreSchemaVersion);
-    write_int_attribute(file, "units", static_cast<long long>(ids.size()));
+    write_int_attribute(file, "units", static_cast<long long>(units));
     write_string_attribute(file, "format", "linsweep-store");
     H5Id group = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     for (const auto& [name, t] : tables) write_table(group, t);
     group.reset();
     file.close("H5Fclose(store.h5)");
   });
-  return ids.size();
+  return units;
 }
 
 Table read_consolidated_table(const std::string& path, const std::string& name) {
   silence_hdf5_errors();
   Table schema = empty_table(name);
-  schema.columns.push_back({"unit", ColumnType::kString});
+  if (schema.column_index("unit") < 0) schema.columns.push_back({"unit", ColumnType::kString});  // not `units`
   try {
     if (!is_regular_file(path)) throw StorageError("missing; run `linsweep rebuild STORE`");
     H5Id file;

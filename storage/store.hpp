@@ -8,23 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "storage/journal.hpp"
+#include "storage/store_layout.hpp"
 #include "storage/store_lock.hpp"
 #include "storage/table.hpp"
 #include "storage/unit_file.hpp"
 
 namespace linsweep {
 
-// Layout (docs/store.md):
-//   STORE/store.json        format marker and schema version
-//   STORE/spec.yaml         frozen copy of the spec that created the store
-//   STORE/journal.jsonl     append-only unit events
-//   STORE/lock              writer lock (flock; record of the holder)
-//   STORE/units/<id>.h5     one file per committed unit
-//   STORE/logs/<id>.log     every attempt at a unit: where, when, how long, the error
-//   STORE/run.json          the spec of the last `linsweep run` (for `linsweep resume`)
-//   STORE/store.h5          consolidated tables of every committed unit
-//   STORE/activations/...   activation shards
+// Its layout is StoreLayout's (docs/store.md).
 //
 // Readers never take the lock and see only committed units (whole files that were renamed
 // into units/). A writer holds the lock for its lifetime. Not thread safe: one thread per
@@ -45,8 +38,21 @@ class Store {
   // When open_write took over a lock left by a dead process: its record.
   std::optional<std::string> recovered_stale_lock() const;
 
-  // Commits atomically: units/.tmp-<id>-<pid>.h5 is written and fsynced, renamed to
-  // units/<id>.h5, and the directory fsynced; then a "committed" journal event is appended.
+  // What an exclusive open_write found when it compared the journal with units/: the unit
+  // files that had no "committed" line (a writer killed between the rename and its journal
+  // line; each now has one, marked "recovered"), and the committed lines whose unit file is
+  // gone (reported only: the unit is pending again and reruns). Empty for readers and for
+  // shared writers, whose peers may be between a rename and its line right now.
+  struct Reconciliation {
+    std::vector<std::string> recovered;
+    std::vector<std::string> missing;
+  };
+  const Reconciliation& reconciliation() const noexcept { return reconciliation_; }
+
+  // Commits atomically: the unit's arrays file (when it has arrays) and then its unit file are
+  // each written to a temporary file, fsynced and renamed into units/ (unit_file.hpp), and the
+  // directory fsynced; then a "committed" journal event is appended. The unit file's rename
+  // is the commit.
   // A crash at any point leaves either no unit or the whole unit. Re-committing an id
   // replaces it. Throws StorageError; requires a writable store.
   void commit(const UnitResult& unit, double duration_seconds = 0, int rank = 0, std::int64_t tokens = 0);
@@ -55,9 +61,10 @@ class Store {
   void remove_unit_checkpoints(const std::string& unit_id);
   // Commits a unit file another process wrote and fsynced at `staged` (Store::stage): checks
   // its header (not truncated, the right unit id), renames it to units/<id>.h5, fsyncs the
-  // directory and journals "committed". Throws StorageError when the file is not that unit.
+  // directory and journals "committed" with the `host` and `rank` that ran it (empty host:
+  // this one's). Throws StorageError when the file is not that unit.
   void commit_staged(const std::string& staged, const std::string& unit_id, double duration_seconds, int rank,
-                     std::int64_t tokens = 0);
+                     std::int64_t tokens = 0, const std::string& host = "");
   // Where a worker writes a unit for commit_staged (inside units/, ignored until renamed).
   std::string staging_path(const std::string& unit_id, int rank) const;
   // Writes `unit` to staging_path(unit.unit_id, rank) and fsyncs it; returns that path. Works
@@ -76,37 +83,46 @@ class Store {
   // Only the unit's `params` attribute (its provenance), without reading tables or arrays.
   std::string read_unit_params(const std::string& unit_id) const;
 
-  // Every committed unit's rows of every known table (each unit file read once), each with a
-  // trailing `unit` string column, in unit-id order. Throws StorageError(kBadInput) naming
-  // the file of a corrupted unit.
-  std::map<std::string, Table> read_tables() const;
-  // read_tables() of one table (the unit files are read whole either way).
-  Table read_table(const std::string& name) const;
+  // Records a planning of the sweep (plan_records.hpp): `slots` maps each planned slot to its
+  // unit id; from now on those units are the slots' current ones (unit_standing.hpp). Returns
+  // the record's seq. Needs no lock (`submit` records beside a running job). Throws
+  // StorageError, DiskFullError.
+  std::int64_t record_plan(const std::string& command, const std::map<std::string, std::string>& slots);
+
+  // The rows of every known table from the committed units (each unit file read once; arrays
+  // files never), each with a trailing `unit` string column, in unit-id order, plus the `units`
+  // table (units_table.hpp). kCurrent: the current unit of each slot only; kAll: every
+  // committed unit, each table with two more columns, `current` (1 or 0) and `planned_by`.
+  // Throws StorageError(kBadInput) naming the file of a corrupted unit.
+  enum class Scope { kCurrent, kAll };
+  std::map<std::string, Table> read_tables(Scope scope = Scope::kCurrent) const;
+  // read_tables() of one table; StorageError(kBadInput) listing the known ones for another name.
+  Table read_table(const std::string& name, Scope scope = Scope::kCurrent) const;
 
   // Rebuilds STORE/store.h5 from the unit files (temporary file, fsync, rename, fsync dir)
   // and returns the number of units in it. Requires a writable store, or `force` for a
   // reader that knows no writer runs (`linsweep rebuild`).
   std::size_t rebuild_consolidated(bool force = false);
-  std::string consolidated_path() const { return dir_ + "/store.h5"; }
-  std::string spec_path() const { return dir_ + "/spec.yaml"; }
+  std::string consolidated_path() const { return layout_.consolidated(); }
+  std::string spec_path() const { return layout_.frozen_spec(); }
+  const StoreLayout& layout() const noexcept { return layout_; }
 
  private:
-  explicit Store(std::string dir) : dir_(std::move(dir)) {}
+  explicit Store(std::string dir) : dir_(std::move(dir)), layout_(dir_) {}
   void check_marker() const;
+  void reconcile_journal();
+  void remove_orphan_arrays();
 
   std::string dir_;
+  StoreLayout layout_;
   std::unique_ptr<StoreLock> lock_;
   std::unique_ptr<JournalWriter> journal_;  // the writer's open journal
+  Reconciliation reconciliation_;
 };
 
 // Reads the consolidated file's table `name` (with its `unit` column). Throws
 // StorageError(kBadInput) when the file is missing, corrupted or from a newer schema.
 Table read_consolidated_table(const std::string& path, const std::string& name);
-
-// Writes `path` atomically: `write(tmp_path)` then fsync, rename and directory fsync.
-void atomic_replace(const std::string& path, const std::function<void(const std::string&)>& write);
-// atomic_replace with `text` as the content.
-void atomic_write_text(const std::string& path, const std::string& text);
 
 // Refuses (StorageError, exit 2) a store directory whose own entries (units/, logs/, slurm/,
 // journal.jsonl, lock, ..., and the per-unit directories below activations/, checkpoints/ and

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "storage/store_layout.hpp"
 
 namespace linsweep {
 namespace {
@@ -25,7 +26,7 @@ std::string read_holder(int fd) {
 
 }  // namespace
 
-StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), path_(dir + "/lock") {
+StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), path_(StoreLayout(dir).lock()) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw StorageError(path_ + ": cannot open lock file: " + std::strerror(errno));
   if (::flock(fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
@@ -34,10 +35,11 @@ StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), pat
     ::close(fd_);
     fd_ = -1;
     if (e == EWOULDBLOCK)
-      throw StorageError(dir + ": store is being written by another sweep (" +
-                             (holder.empty() ? (shared ? "an exclusive run" : "shared by split Slurm jobs, or unknown") : holder) +
-                             "); wait for it or stop it",
-                         ExitCode::kBadInput);
+      throw StorageError(
+          dir + ": store is being written by another sweep (" +
+              (holder.empty() ? (shared ? "an exclusive run" : "shared by split Slurm jobs, or unknown") : holder) +
+              "); wait for it or stop it",
+          ExitCode::kBadInput);
     throw StorageError(path_ + ": cannot lock: " + std::strerror(e));
   }
   if (shared) return;  // several holders: the record stays whatever an exclusive holder left
@@ -48,7 +50,8 @@ StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), pat
   char when[64] = {};
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  const std::string record = "host " + std::string(host) + " pid " + std::to_string(::getpid()) + " since " + when + "\n";
+  const std::string record =
+      "host " + std::string(host) + " pid " + std::to_string(::getpid()) + " since " + when + "\n";
   const ssize_t n = ::ftruncate(fd_, 0) != 0 ? -1 : ::pwrite(fd_, record.data(), record.size(), 0);
   if (n != static_cast<ssize_t>(record.size())) {
     const int e = n < 0 ? errno : ENOSPC;  // a short write of a few bytes: the disk is full

@@ -3,7 +3,9 @@
 
 #include <set>
 
+#include "storage/plan_records.hpp"
 #include "storage/store.hpp"
+#include "storage/unit_standing.hpp"
 
 namespace linsweep {
 
@@ -41,12 +43,20 @@ StoreStatus summarize_store(const Store& store) {
       tokens[e.unit] = e.tokens;
     }
   }
+  const std::map<std::string, UnitStanding> standings = unit_standings(store);
   for (const auto& id : ids) {
     auto& c = st.by_kind[kind_of(id)];
+    const auto s = standings.find(id);
+    if (s != standings.end() && !s->second.current) {
+      c.superseded++;
+      continue;
+    }
     c.committed++;
     c.seconds += durations.count(id) ? durations[id] : 0;
     c.tokens += tokens.count(id) ? tokens[id] : 0;
   }
+  std::set<std::string> planned;  // what the latest plannings ask for
+  for (const auto& [slot, id] : latest_slots(read_plan_records(store.layout().plans_dir()))) planned.insert(id);
   for (const auto& [unit, e] : last) {
     if (committed.count(unit)) continue;
     auto& c = st.by_kind[kind_of(unit)];
@@ -57,6 +67,8 @@ StoreStatus summarize_store(const Store& store) {
       c.unfinished++;
     }
   }
+  for (const auto& id : planned)
+    if (!committed.count(id) && !(last.count(id) && last[id]->event == "failed")) st.by_kind[kind_of(id)].pending++;
   return st;
 }
 

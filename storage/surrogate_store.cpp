@@ -1,8 +1,9 @@
 // Surrogate arrays layout.
 #include "storage/surrogate_store.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "common/errors.hpp"
 
@@ -11,7 +12,8 @@ namespace {
 
 const ArrayData& need(const UnitResult& u, const std::string& name, std::size_t size) {
   auto it = u.arrays.find(name);
-  if (it == u.arrays.end()) throw StorageError("unit " + u.unit_id + ": array '" + name + "' is missing", ExitCode::kBadInput);
+  if (it == u.arrays.end())
+    throw StorageError("unit " + u.unit_id + ": array '" + name + "' is missing", ExitCode::kBadInput);
   if (it->second.values.size() != size)
     throw StorageError("unit " + u.unit_id + ": array '" + name + "' has " + std::to_string(it->second.values.size()) +
                            " values, expected " + std::to_string(size),
@@ -27,7 +29,8 @@ std::string surrogate_key(const std::string& model, const std::string& corpus, s
 
 void put_surrogate(UnitResult& unit, const std::string& key, const StoredSurrogate& s) {
   const auto d = static_cast<std::size_t>(s.stats.d);
-  if (s.stats.mean_x.size() != d || s.stats.mean_y.size() != d || s.stats.xcxc.size() != d * d || s.stats.xcyc.size() != d * d)
+  if (s.stats.mean_x.size() != d || s.stats.mean_y.size() != d || s.stats.xcxc.size() != d * d ||
+      s.stats.xcyc.size() != d * d)
     throw StorageError(key + ": statistics do not match d = " + std::to_string(d));
   const auto sd = static_cast<std::int64_t>(d);
   unit.arrays[key + "/stats/n"] = {{}, {static_cast<double>(s.stats.n)}};

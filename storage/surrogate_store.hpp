@@ -10,15 +10,15 @@
 namespace linsweep {
 
 // Centred normal-equation statistics of one (model, layer, fit corpus); enough to solve for
-// any λ without running the model again (DESIGN §4).
+// any λ without running the model again (docs/methods.md, "Surrogate").
 struct SurrogateStats {
   std::int64_t d = 0;
-  std::int64_t n = 0;               // samples (positions)
-  std::vector<double> mean_x;       // [d]
-  std::vector<double> mean_y;       // [d]
-  std::vector<double> xcxc;         // XcᵀXc, [d, d] row-major
-  std::vector<double> xcyc;         // XcᵀYc, [d, d] row-major
-  double ycyc_trace = 0;            // tr(YcᵀYc) = Σ‖y − ȳ‖², for R² and relative MSE
+  std::int64_t n = 0;          // samples (positions)
+  std::vector<double> mean_x;  // [d]
+  std::vector<double> mean_y;  // [d]
+  std::vector<double> xcxc;    // XcᵀXc, [d, d] row-major
+  std::vector<double> xcyc;    // XcᵀYc, [d, d] row-major
+  double ycyc_trace = 0;       // tr(YcᵀYc) = Σ‖y − ȳ‖², for R² and relative MSE
 };
 
 struct SurrogateFit {

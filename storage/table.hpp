@@ -10,7 +10,7 @@ namespace linsweep {
 
 // Version of the store layout and table schemas written by this build. Readers refuse
 // anything newer (exit 2) and read anything at or below it.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;  // 2: arrays in their own file, provenance attributes
 
 enum class ColumnType { kInt, kFloat, kString };
 
@@ -20,14 +20,13 @@ using Row = std::vector<Value>;
 struct Column {
   std::string name;
   ColumnType type;
-  // Key columns (DESIGN §7) are required in every file; columns added later are not, and a
-  // file written before them reads with missing_value() in their place.
+  // Key columns are required in every file; columns added later are not, and a file written
+  // before them reads with missing_value() in their place.
   bool required = true;
 };
 
 // The value of an absent optional column: NaN, −1 or "".
 Value missing_value(ColumnType type);
-
 
 // A table's rows with its columns. Invariant (checked by validate()): every row has one
 // value per column, of the column's type.
@@ -42,10 +41,22 @@ struct Table {
   void validate() const;
 };
 
-// The known tables (DESIGN §7) in a fixed order, each with its columns.
+// The schemas of the tables this build writes, registered by the experiments that write them
+// (TableRegistrar, from static initializers), sorted by name. Reading a store does not need
+// them: unit files describe their own columns; a registered schema adds the columns a file
+// written before them lacks.
 const std::vector<Table>& table_schemas();
-// An empty table with the schema of `name`; throws StorageError listing the known names.
+// The registered schema of `name`, or null.
+const Table* find_table_schema(const std::string& name);
+// An empty table with the schema of `name`; throws StorageError(kBadInput) listing the known
+// names (and the closest one, when a name is one or two edits away).
 Table empty_table(const std::string& name);
+
+// Registers a schema before main(); a second schema under one name is a programming error
+// (std::logic_error at start-up).
+struct TableRegistrar {
+  explicit TableRegistrar(Table schema);
+};
 
 // Renders a value for text output (floats with up to 6 significant digits unless `exact`).
 std::string value_to_string(const Value& v, bool exact = false);

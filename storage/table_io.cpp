@@ -30,8 +30,12 @@ H5Id compound_type(const std::vector<Column>& columns, const Layout& layout) {
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const char* name = columns[c].name.c_str();
     switch (columns[c].type) {
-      case ColumnType::kInt: H5_CHECK(H5Tinsert(t, name, layout.offsets[c], H5T_NATIVE_INT64)); break;
-      case ColumnType::kFloat: H5_CHECK(H5Tinsert(t, name, layout.offsets[c], H5T_NATIVE_DOUBLE)); break;
+      case ColumnType::kInt:
+        H5_CHECK(H5Tinsert(t, name, layout.offsets[c], H5T_NATIVE_INT64));
+        break;
+      case ColumnType::kFloat:
+        H5_CHECK(H5Tinsert(t, name, layout.offsets[c], H5T_NATIVE_DOUBLE));
+        break;
       case ColumnType::kString: {
         H5Id s = string_type(layout.sizes[c]);
         H5_CHECK(H5Tinsert(t, name, layout.offsets[c], s));
@@ -69,8 +73,10 @@ void write_table(hid_t group, const Table& table) {
     unsigned char* p = buf.data() + r * l.row_size;
     for (std::size_t c = 0; c < table.columns.size(); ++c) {
       const Value& v = table.rows[r][c];
-      if (const auto* i = std::get_if<std::int64_t>(&v)) std::memcpy(p + l.offsets[c], i, 8);
-      else if (const auto* d = std::get_if<double>(&v)) std::memcpy(p + l.offsets[c], d, 8);
+      if (const auto* i = std::get_if<std::int64_t>(&v))
+        std::memcpy(p + l.offsets[c], i, 8);
+      else if (const auto* d = std::get_if<double>(&v))
+        std::memcpy(p + l.offsets[c], d, 8);
       else {
         const auto& s = std::get<std::string>(v);
         std::memcpy(p + l.offsets[c], s.data(), s.size());
@@ -196,6 +202,58 @@ Table read_table(hid_t group, const Table& schema) {
     t.rows.push_back(std::move(row));
   }
   return t;
+}
+
+Table stored_schema(hid_t group, const std::string& name) {
+  auto bad = [&](const std::string& what) { throw StorageError("table '" + name + "': " + what, ExitCode::kBadInput); };
+  if (H5Lexists(group, name.c_str(), H5P_DEFAULT) <= 0) bad("missing");
+  H5Id ds = H5_DATASET(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
+  H5Id ftype = H5_TYPE(H5Dget_type(ds));
+  if (H5Tget_class(ftype) != H5T_COMPOUND) bad("not a compound dataset");
+  check_member_layout(ftype, bad);
+  Table t;
+  t.name = name;
+  const int members = H5Tget_nmembers(ftype);
+  for (int i = 0; i < members; ++i) {
+    char* raw = H5Tget_member_name(ftype, static_cast<unsigned>(i));
+    if (raw == nullptr) bad("column " + std::to_string(i) + " has no name");
+    const std::string column(raw);
+    H5free_memory(raw);
+    H5Id mtype = H5_TYPE(H5Tget_member_type(ftype, static_cast<unsigned>(i)));
+    const H5T_class_t cls = H5Tget_class(mtype);
+    const ColumnType type = cls == H5T_INTEGER ? ColumnType::kInt
+                            : cls == H5T_FLOAT ? ColumnType::kFloat
+                                               : ColumnType::kString;
+    if (column.empty() || t.column_index(column) >= 0) bad("column names are empty or repeated");
+    t.columns.push_back({column, type, true});
+  }
+  return t;
+}
+
+Table read_any_table(hid_t group, const std::string& name) {
+  if (const Table* schema = find_table_schema(name)) return read_table(group, *schema);
+  return read_table(group, stored_schema(group, name));
+}
+
+namespace {
+
+// H5Literate and H5L_info_t name the 1.10 API there and the 1.12+ one (H5Literate2, H5L_info2_t)
+// under the default API mapping of later releases.
+extern "C" herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
+  auto* names = static_cast<std::vector<std::string>*>(out);
+  if (names->size() >= 4096) return -1;
+  names->emplace_back(name);
+  return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> link_names(hid_t group) {
+  std::vector<std::string> names;
+  hsize_t index = 0;
+  if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &index, collect_link, &names) < 0)
+    throw StorageError("cannot list the group (more than 4096 entries, or damaged)", ExitCode::kBadInput);
+  return names;
 }
 
 }  // namespace linsweep

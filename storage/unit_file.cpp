@@ -18,7 +18,22 @@ struct ArrayVisit {
   std::string error;
 };
 
-herr_t visit_array(hid_t group, const char* name, const H5O_info_t* info, void* data) {
+// H5Ovisit's callback takes H5O_info2_t from HDF5 1.12 (H5Ovisit3); 1.10 has only H5Ovisit2
+// with H5O_info_t. In 1.12 and later H5Ovisit2 remains, deprecated, with H5O_info1_t, while
+// the name H5O_info_t means H5O_info2_t: H5Ovisit2 with H5O_info_t no longer compiles.
+#if H5_VERSION_GE(1, 12, 0)
+using ObjectInfo = H5O_info2_t;
+herr_t visit_objects(hid_t obj, H5O_iterate2_t op, void* data) {
+  return H5Ovisit3(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC);
+}
+#else
+using ObjectInfo = H5O_info_t;
+herr_t visit_objects(hid_t obj, H5O_iterate_t op, void* data) {
+  return H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC);
+}
+#endif
+
+herr_t visit_array(hid_t group, const char* name, const ObjectInfo* info, void* data) {
   auto* v = static_cast<ArrayVisit*>(data);
   if (info->type != H5O_TYPE_DATASET || !v->error.empty()) return 0;
   try {
@@ -47,17 +62,23 @@ herr_t visit_array(hid_t group, const char* name, const H5O_info_t* info, void* 
 
 }  // namespace
 
-void write_unit_file(const std::string& path, const UnitResult& unit) {
+namespace {
+
+H5Id create_sealable(const std::string& path) {
   silence_hdf5_errors();
   H5Id fcpl = H5_PLIST(H5Pcreate(H5P_FILE_CREATE));
   H5_CHECK(H5Pset_userblock(fcpl, kUnitSealBytes));  // room for the seal (unit_seal.hpp)
-  H5Id file = H5_FILE(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+  return H5_FILE(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+}
+
+void write_identity(const H5Id& file, const UnitResult& unit) {
   write_int_attribute(file, "schema_version", kStoreSchemaVersion);
   write_string_attribute(file, "unit_id", unit.unit_id);
   write_string_attribute(file, "kind", unit.kind);
   write_string_attribute(file, "params", unit.params);
-  H5Id tables = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  for (const auto& t : unit.tables) write_table(tables, t);
+}
+
+void write_arrays_group(const H5Id& file, const UnitResult& unit) {
   H5Id lcpl = H5_PLIST(H5Pcreate(H5P_LINK_CREATE));
   H5_CHECK(H5Pset_create_intermediate_group(lcpl, 1));
   H5Id arrays = H5_GROUP(H5Gcreate2(file, "arrays", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
@@ -68,16 +89,50 @@ void write_unit_file(const std::string& path, const UnitResult& unit) {
       dims.push_back(static_cast<hsize_t>(d));
       n *= static_cast<std::uint64_t>(d);
     }
-    if (n != a.values.size()) throw StorageError("array '" + name + "' has " + std::to_string(a.values.size()) +
-                                                 " values for its shape");
+    if (n != a.values.size())
+      throw StorageError("array '" + name + "' has " + std::to_string(a.values.size()) + " values for its shape");
     H5Id space = H5_SPACE(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
     H5Id ds = H5_DATASET(H5Dcreate2(arrays, name.c_str(), H5T_IEEE_F64LE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT));
     if (n > 0) H5_CHECK(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()));
   }
-  arrays.reset();
+}
+
+}  // namespace
+
+std::string unit_arrays_path(const std::string& unit_path) {
+  const bool h5 = unit_path.size() >= 3 && unit_path.compare(unit_path.size() - 3, 3, ".h5") == 0;
+  return (h5 ? unit_path.substr(0, unit_path.size() - 3) : unit_path) + ".arrays.h5";
+}
+
+void write_unit_main_file(const std::string& path, const UnitResult& unit) {
+  H5Id file = create_sealable(path);
+  write_identity(file, unit);
+  write_int_attribute(file, "arrays", static_cast<long long>(unit.arrays.size()));
+  const UnitProvenance& p = unit.provenance;
+  write_string_attribute(file, "linsweep_version", p.version);
+  write_string_attribute(file, "host", p.host);
+  write_int_attribute(file, "rank", p.rank);
+  write_int_attribute(file, "group_ranks", p.group_ranks);
+  write_double_attribute(file, "started", p.started);
+  write_double_attribute(file, "finished", p.finished);
+  H5Id tables = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  for (const auto& t : unit.tables) write_table(tables, t);
   tables.reset();
   file.close("H5Fclose(unit file)");
   write_unit_seal(path);
+}
+
+void write_unit_arrays_file(const std::string& path, const UnitResult& unit) {
+  H5Id file = create_sealable(path);
+  write_identity(file, unit);
+  write_arrays_group(file, unit);
+  file.close("H5Fclose(unit arrays file)");
+  write_unit_seal(path);
+}
+
+void write_unit_file(const std::string& path, const UnitResult& unit) {
+  if (!unit.arrays.empty()) write_unit_arrays_file(unit_arrays_path(path), unit);
+  write_unit_main_file(path, unit);
 }
 
 namespace {
@@ -93,21 +148,74 @@ H5Id open_unit_file(const std::string& path) {
   return file;
 }
 
-// The root attributes that name a unit.
-UnitResult read_identity(const H5Id& file) {
+// The root attributes of a unit file. Schema-1 files have no provenance and hold their arrays.
+UnitHeader read_attributes(const H5Id& file) {
+  UnitHeader h;
+  h.unit_id = read_string_attribute(file, "unit_id");
+  h.kind = read_string_attribute(file, "kind");
+  h.params = read_string_attribute(file, "params");
+  if (!has_attribute(file, "arrays")) return h;
+  h.arrays = read_int_attribute(file, "arrays");
+  if (h.arrays < 0) throw StorageError("attribute 'arrays' is negative");
+  UnitProvenance& p = h.provenance;
+  p.version = read_string_attribute(file, "linsweep_version");
+  p.host = read_string_attribute(file, "host");
+  p.rank = static_cast<int>(read_int_attribute(file, "rank"));
+  p.group_ranks = static_cast<int>(read_int_attribute(file, "group_ranks"));
+  p.started = read_double_attribute(file, "started");
+  p.finished = read_double_attribute(file, "finished");
+  return h;
+}
+
+void read_arrays_group(const H5Id& file, std::map<std::string, ArrayData>* out) {
+  H5Id arrays = H5_GROUP(H5Gopen2(file, "arrays", H5P_DEFAULT));
+  ArrayVisit visit{out, {}};
+  H5_CHECK(visit_objects(arrays, visit_array, &visit));
+  if (!visit.error.empty()) throw StorageError(visit.error);
+}
+
+// Identity and tables; the arrays too when `with_arrays`.
+UnitResult read_unit(const std::string& path, bool with_arrays) {
+  silence_hdf5_errors();
   UnitResult u;
-  u.unit_id = read_string_attribute(file, "unit_id");
-  u.kind = read_string_attribute(file, "kind");
-  u.params = read_string_attribute(file, "params");
+  std::int64_t arrays = 0;
+  try {
+    H5Id file = open_unit_file(path);
+    UnitHeader h = read_attributes(file);
+    u.unit_id = std::move(h.unit_id);
+    u.kind = std::move(h.kind);
+    u.params = std::move(h.params);
+    u.provenance = std::move(h.provenance);
+    arrays = h.arrays;
+    H5Id tables = H5_GROUP(H5Gopen2(file, "tables", H5P_DEFAULT));
+    for (const auto& name : link_names(tables)) u.tables.push_back(read_any_table(tables, name));
+    tables.reset();
+    const bool inline_arrays = H5Lexists(file, "arrays", H5P_DEFAULT) > 0;  // schema 1
+    if (with_arrays && inline_arrays) read_arrays_group(file, &u.arrays);
+  } catch (const Error& e) {
+    throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
+  }
+  if (!with_arrays || arrays == 0) return u;
+  const std::string apath = unit_arrays_path(path);
+  try {
+    H5Id file = open_unit_file(apath);
+    if (read_string_attribute(file, "unit_id") != u.unit_id) throw StorageError("holds another unit's arrays");
+    read_arrays_group(file, &u.arrays);
+    if (static_cast<std::int64_t>(u.arrays.size()) != arrays)
+      throw StorageError("holds " + std::to_string(u.arrays.size()) + " arrays; its unit file names " +
+                         std::to_string(arrays));
+  } catch (const Error& e) {
+    throw StorageError(apath + ": " + e.what(), ExitCode::kBadInput);
+  }
   return u;
 }
 
 }  // namespace
 
-UnitResult read_unit_header(const std::string& path) {
+UnitHeader read_unit_header(const std::string& path) {
   silence_hdf5_errors();
   try {
-    return read_identity(open_unit_file(path));
+    return read_attributes(open_unit_file(path));
   } catch (const Error& e) {
     throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
   }
@@ -115,22 +223,8 @@ UnitResult read_unit_header(const std::string& path) {
 
 std::string read_unit_params_file(const std::string& path) { return read_unit_header(path).params; }
 
-UnitResult read_unit_file(const std::string& path) {
-  silence_hdf5_errors();
-  try {
-    H5Id file = open_unit_file(path);
-    UnitResult u = read_identity(file);
-    H5Id tables = H5_GROUP(H5Gopen2(file, "tables", H5P_DEFAULT));
-    for (const auto& schema : table_schemas())
-      if (H5Lexists(tables, schema.name.c_str(), H5P_DEFAULT) > 0) u.tables.push_back(read_table(tables, schema));
-    H5Id arrays = H5_GROUP(H5Gopen2(file, "arrays", H5P_DEFAULT));
-    ArrayVisit visit{&u.arrays, {}};
-    H5_CHECK(H5Ovisit2(arrays, H5_INDEX_NAME, H5_ITER_INC, visit_array, &visit, H5O_INFO_BASIC));
-    if (!visit.error.empty()) throw StorageError(visit.error);
-    return u;
-  } catch (const Error& e) {
-    throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);
-  }
-}
+UnitResult read_unit_file(const std::string& path) { return read_unit(path, true); }
+
+UnitResult read_unit_tables(const std::string& path) { return read_unit(path, false); }
 
 }  // namespace linsweep

@@ -16,34 +16,65 @@ struct ArrayData {
   std::vector<double> values;  // product(shape) values
 };
 
-struct UnitResult {
-  std::string unit_id;  // content id (DESIGN §5); also the file name
-  std::string kind;     // experiment name, e.g. "fit", "all_linear"
-  std::string params;   // canonical JSON of the unit's parameters
-  std::vector<Table> tables;                // rows for known tables (schema of table_schemas())
-  std::map<std::string, ArrayData> arrays;  // '/'-separated names become groups under /arrays
+// Who computed a unit, where and when (attributes of its unit file; the store's `units` table).
+struct UnitProvenance {
+  std::string version;  // linsweep's version (`linsweep --version`)
+  std::string host;     // the host of the rank that staged it
+  int rank = 0;         // that rank in MPI_COMM_WORLD (0 in one process)
+  int group_ranks = 1;  // ranks that computed it together
+  double started = 0;   // unix seconds
+  double finished = 0;  // unix seconds
 };
 
-// Writes `unit` to `path` (not atomically: Store::commit adds the temporary file, fsync and
-// rename). Layout: attributes schema_version, unit_id, kind, params; /tables/<name>
-// compound datasets; /arrays/<name> float64 datasets. Throws StorageError.
-void write_unit_file(const std::string& path, const UnitResult& unit);
+struct UnitResult {
+  std::string unit_id;                      // content id (docs/spec.md, "Units and content ids"); also the file name
+  std::string kind;                         // experiment name, e.g. "fit", "all_linear"
+  std::string params;                       // canonical JSON of the unit's parameters
+  std::vector<Table> tables;                // rows for known tables (schema of table_schemas())
+  std::map<std::string, ArrayData> arrays;  // '/'-separated names become groups under /arrays
+  UnitProvenance provenance;
+};
 
-// Reads a unit file back. First checks its seal (unit_seal.hpp) over every byte, so libhdf5
-// never parses a damaged file. Throws StorageError(kBadInput) naming `path` when the seal is
-// missing or does not match (truncated, corrupted, not a unit file), a required attribute is
-// missing, or it was written by a newer schema version than this build knows.
+// What names a unit file, without its tables or arrays.
+struct UnitHeader {
+  std::string unit_id, kind, params;
+  std::int64_t arrays = 0;  // arrays in its arrays file (0: it has none)
+  UnitProvenance provenance;
+};
+
+// A unit is two files so that reading its tables never touches its arrays: the unit file
+// (identity, provenance, /tables/<name> compound datasets) and, when it has arrays, the arrays
+// file beside it (/arrays/<name> float64 datasets), "<x>.h5" and "<x>.arrays.h5". Both are
+// sealed (unit_seal.hpp). The arrays file is written first and renamed into place first, so a
+// unit file never exists without the arrays it names.
+std::string unit_arrays_path(const std::string& unit_path);
+
+// Writes `unit` to unit_arrays_path(path) (when it has arrays), then to `path` (not atomically:
+// Store::commit and Store::stage add temporary files, fsync and rename). Throws StorageError.
+void write_unit_file(const std::string& path, const UnitResult& unit);
+// The two halves alone, for callers that place each file themselves.
+void write_unit_main_file(const std::string& path, const UnitResult& unit);
+void write_unit_arrays_file(const std::string& path, const UnitResult& unit);
+
+// Reads a unit back: its unit file and, when it names arrays, its arrays file. First checks
+// each file's seal over every byte, so libhdf5 never parses a damaged file. Throws
+// StorageError(kBadInput) naming the file when a seal is missing or does not match (truncated,
+// corrupted, not a unit file), the arrays file is missing, a required attribute is missing, or
+// it was written by a newer schema version than this build knows. Reads the /arrays group of a
+// schema-1 unit file (one file per unit) too.
 UnitResult read_unit_file(const std::string& path);
 
-// The attributes that identify a unit file (unit_id, kind, params; no tables or arrays), after
-// the same seal and schema checks. Throws like read_unit_file. Parses only the root attributes,
-// but the seal check still reads the whole file once. Used to validate a staged unit before
-// it is committed.
-UnitResult read_unit_header(const std::string& path);
+// Identity, provenance and tables of a unit: reads (and seals) the unit file only, never the
+// arrays file. Throws like read_unit_file.
+UnitResult read_unit_tables(const std::string& path);
 
-// Only the `params` attribute of a unit file (after the same seal and schema checks); for
-// planning, which must not parse every unit's arrays (it still reads each file once for the
-// seal). Throws like read_unit_file.
+// The attributes of a unit file (no tables or arrays), after the same seal and schema checks
+// of the unit file alone. Used to validate a staged unit before it is committed, and by
+// planning. Throws like read_unit_file.
+UnitHeader read_unit_header(const std::string& path);
+
+// Only the `params` attribute of a unit file (its provenance for planning). Throws like
+// read_unit_file.
 std::string read_unit_params_file(const std::string& path);
 
 }  // namespace linsweep

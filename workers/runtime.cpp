@@ -1,12 +1,14 @@
 // Device, dtype and thread selection.
 #include "workers/runtime.hpp"
 
-#include <ATen/Parallel.h>
+#include <ATen/ATen.h>
 #include <ATen/Context.h>
-
+#include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <torch/version.h>
 
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "common/errors.hpp"
@@ -27,6 +29,31 @@ void configure_threads(int threads) {
   // differently from run to run depending on how mpirun binds ranks. Match it to torch's.
   using SetThreads = void (*)(int);
   if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+}
+
+int configured_threads() { return at::get_num_threads(); }
+
+namespace {
+
+bool probe_onednn_bfloat16_gemm() {
+  if (!at::hasMKLDNN()) return false;
+  try {
+    const at::Tensor a = at::ones({16, 16}, at::TensorOptions().dtype(at::kBFloat16)).to_mkldnn();
+    return at::mkldnn_linear(a, a, c10::nullopt).to_dense().defined();
+  } catch (const std::exception&) {  // dnnl::error from ideep, or c10::Error
+    return false;                    // oneDNN has no bfloat16 kernel for the ISA it may use
+  }
+}
+
+}  // namespace
+
+bool onednn_bfloat16_gemm() {
+  static const bool yes = probe_onednn_bfloat16_gemm();
+  return yes;
+}
+
+void configure_cpu_bfloat16() {
+  if (!onednn_bfloat16_gemm()) at::globalContext().setUserEnabledMkldnn(false);
 }
 
 std::string resolve_device(const std::string& requested) {
@@ -53,6 +80,10 @@ std::string resolve_device(const std::string& requested) {
 void check_dtype_name(const std::string& name) {
   if (name != "float32" && name != "bfloat16" && name != "float16")
     throw InputError("dtype '" + name + "': expected float32, bfloat16 or float16");
+}
+
+std::string torch_version() {
+  return std::string("LibTorch ") + TORCH_VERSION + (at::hasCUDA() ? " (CUDA)" : " (CPU)");
 }
 
 }  // namespace linsweep

@@ -23,8 +23,8 @@ struct DTypeName {
 };
 
 constexpr DTypeName kDTypes[] = {
-    {"F64", DType::kF64, 8}, {"F32", DType::kF32, 4}, {"F16", DType::kF16, 2}, {"BF16", DType::kBF16, 2},
-    {"I64", DType::kI64, 8}, {"I32", DType::kI32, 4}, {"I16", DType::kI16, 2}, {"I8", DType::kI8, 1},
+    {"F64", DType::kF64, 8}, {"F32", DType::kF32, 4},   {"F16", DType::kF16, 2}, {"BF16", DType::kBF16, 2},
+    {"I64", DType::kI64, 8}, {"I32", DType::kI32, 4},   {"I16", DType::kI16, 2}, {"I8", DType::kI8, 1},
     {"U8", DType::kU8, 1},   {"BOOL", DType::kBool, 1},
 };
 
@@ -70,13 +70,14 @@ std::int64_t TensorInfo::numel() const noexcept {
   return n;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : file_([&] {
-  try {
-    return MappedFile(path);
-  } catch (const InputError& e) {
-    throw ModelError(e.what());
-  }
-}()) {
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : file_([&] {
+        try {
+          return MappedFile(path);
+        } catch (const InputError& e) {
+          throw ModelError(e.what());
+        }
+      }()) {
   auto fail = [&](const std::string& what) { throw ModelError(path + ": " + what); };
   const auto bytes = file_.bytes();
   if (bytes.size() < 8) fail("truncated: " + std::to_string(bytes.size()) + " bytes, no header length");

@@ -3,12 +3,18 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
 }
 
 namespace linsweep {
+
+// The whole command line: parses argv, runs the chosen subcommand, and returns the exit code
+// (errors become one line on stderr and their code). The `linsweep` executable is this; a test
+// binary may register experiments of its own before calling it.
+int linsweep_main(int argc, char** argv);
 
 // Runs the parsed command and returns its exit code; set by the subcommand that was chosen.
 using CommandAction = std::function<int()>;
@@ -21,19 +27,31 @@ void add_inspect_command(CLI::App& root, CommandAction* action);
 void add_query_command(CLI::App& root, CommandAction* action);
 void add_tables_command(CLI::App& root, CommandAction* action);
 void add_plot_command(CLI::App& root, CommandAction* action);
+void add_report_command(CLI::App& root, CommandAction* action);
 void add_rebuild_command(CLI::App& root, CommandAction* action);
+void add_gc_command(CLI::App& root, CommandAction* action);
 void add_plan_command(CLI::App& root, CommandAction* action);
 void add_run_command(CLI::App& root, CommandAction* action);
 void add_status_command(CLI::App& root, CommandAction* action);
 void add_resume_command(CLI::App& root, CommandAction* action);
 void add_submit_command(CLI::App& root, CommandAction* action);
 void add_demo_command(CLI::App& root, CommandAction* action);
+void add_experiments_command(CLI::App& root, CommandAction* action);
 
 struct SubmitOptions;
 struct SubmitReport;
 // Shared by `submit` and `resume --submit`.
 void add_submit_options(CLI::App* cmd, SubmitOptions* options);
 int print_submit_report(const SubmitReport& report, const SubmitOptions& options, bool json);
+
+struct SweepSpec;
+// `plan`, `run --dry-run` and `resume --dry-run`: every unit of the spec as done, pending or
+// rerun (read-only: the store is opened for reading when it exists), as text or JSON.
+int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json);
+
+// Throws InputError(kBadInput) "<command>: <flag> <why>" for the first of `flags` given on
+// `cmd`: a flag that has no effect in the mode it was given in is refused, never ignored.
+void refuse_flags(const CLI::App* cmd, const std::vector<std::string>& flags, const std::string& why);
 
 struct RunOptions;
 // `run` and `resume`: one process, or the MPI coordinator when launched with several ranks.

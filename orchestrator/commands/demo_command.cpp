@@ -1,10 +1,9 @@
 // `linsweep demo`: trains six small models on the Brown Corpus and runs the whole study on them.
 #include <CLI/CLI.hpp>
-
 #include <memory>
 
+#include "demo/demo.hpp"
 #include "orchestrator/commands/commands.hpp"
-#include "orchestrator/demo.hpp"
 
 namespace linsweep {
 
@@ -19,15 +18,19 @@ void add_demo_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--out", o->out_dir, "output directory: store/, report/, figures/")->capture_default_str();
   cmd->add_option("--cache", o->cache_dir, "cache directory (default: $LINSWEEP_CACHE or ~/.cache/linsweep)");
   cmd->add_option("--brown", o->brown_dir, "Brown Corpus directory (default: CACHE/brown)");
-  cmd->add_option("--encoder", o->encoder_dir, "GPT-2 vocab.json + merges.txt directory (default: CACHE/gpt2-tokenizer)");
+  cmd->add_option("--encoder", o->encoder_dir,
+                  "GPT-2 vocab.json + merges.txt directory (default: CACHE/gpt2-tokenizer)");
   cmd->add_option("--spec", o->spec_template, "sweep spec to run (default: the source tree's examples/demo.yaml)");
-  cmd->add_option("--workers", o->workers, "models trained at once and sweep worker ranks (default: the CPUs available)")
+  cmd->add_option("--workers", o->workers,
+                  "models trained at once and sweep worker ranks (default: the CPUs available)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--mpirun", o->mpirun, "MPI launcher for the sweep (\"\": one process)")->capture_default_str();
   cmd->add_flag("--retrain", o->retrain, "train the models again even when cached");
-  cmd->add_option("--started-at", o->started_at, "unix time a wrapper started, for the total time (scripts/demo.sh sets it)");
+  cmd->add_option("--started-at", o->started_at,
+                  "unix time a wrapper started, for the total time (scripts/demo.sh sets it)");
   cmd->add_flag("--quiet", o->quiet, "no progress lines and no tables on stdout");
   cmd->add_flag("--json", o->json, "print a JSON summary (phase times, models, held-out PPL, files) instead");
+  cmd->footer("Example: linsweep demo --out runs/demo --workers 2");
   cmd->callback([o, action] { *action = [o] { return run_demo(*o); }; });
 }
 

@@ -1,7 +1,7 @@
 // `linsweep eval`: perplexity of a model on a split of a corpus.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -98,8 +98,8 @@ int run_eval(const EvalArgs& a) {
     std::printf("tokens_scored  %lld\n", static_cast<long long>(r.tokens_scored));
     std::printf("nll_sum        %.6f\n", r.nll_sum);
     std::printf("ppl            %.6f\n", r.ppl());
-    std::printf("time           %.3f s eval (%.0f tokens/s on %s), %.3f s total\n", eval_s, tok_per_s, lm.device.c_str(),
-                total_s);
+    std::printf("time           %.3f s eval (%.0f tokens/s on %s), %.3f s total\n", eval_s, tok_per_s,
+                lm.device.c_str(), total_s);
   }
   return 0;
 }
@@ -108,7 +108,8 @@ int run_eval(const EvalArgs& a) {
 
 void add_eval_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* cmd = root.add_subcommand("eval", "Perplexity of a model on a token split of a corpus (see docs/corpora.md).");
+  CLI::App* cmd =
+      root.add_subcommand("eval", "Perplexity of a model on a token split of a corpus (see docs/corpora.md).");
   cmd->add_option("--model", args->model, "HF model directory (config.json, safetensors, tokenizer)")->required();
   cmd->add_option("--corpus", args->corpus, "corpus file (or Brown directory)")->required();
   cmd->add_option("--format", args->format, "text | wikitext | lambada | brown | npy (default: from the path)");
@@ -118,13 +119,16 @@ void add_eval_command(CLI::App& root, CommandAction* action) {
       ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
   cmd->add_option("--context", args->context, "window length T (default: the model's positions, at most 1024)")
       ->check(CLI::Range(std::int64_t{2}, std::numeric_limits<std::int64_t>::max()));
-  cmd->add_option("--batch", args->batch, "windows per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--batch", args->batch, "windows per forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--device", args->device, "auto | cpu | cuda | cuda:N")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "compute dtype: float32 | bfloat16 | float16")->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU threads (default: LINSWEEP_THREADS or cores / local ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_flag("--per-token", args->per_token, "with --json, include token_nll (windows x (T-1) values)");
+  cmd->footer("Example: linsweep eval --model tests/data/models/tiny-gpt2 --corpus notes.txt --context 32 --json");
   cmd->callback([args, action] { *action = [args] { return run_eval(*args); }; });
 }
 

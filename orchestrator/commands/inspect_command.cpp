@@ -1,6 +1,5 @@
 // `linsweep inspect`: architecture, sizes, dtypes and parameter count of a model directory.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -8,7 +7,7 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "orchestrator/commands/commands.hpp"
-#include "workers/checkpoint.hpp"
+#include "workers/model/hf_weights.hpp"
 #include "workers/model/load_model.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 
@@ -25,7 +24,7 @@ int run_inspect(const InspectArgs& a) {
   mo.device = "cpu";
   LoadedModel lm = load_model(a.model, mo);  // validates every tensor against config.json
   const ModelConfig& c = lm.config();
-  Checkpoint ckpt(a.model);
+  HfWeights ckpt(a.model);
   nlohmann::json j = {{"model", a.model},
                       {"architecture", c.architecture},
                       {"layers", c.n_layers},
@@ -68,9 +67,11 @@ int run_inspect(const InspectArgs& a) {
 
 void add_inspect_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* cmd = root.add_subcommand("inspect", "Architecture, sizes, dtypes and parameter count of an HF model directory.");
+  CLI::App* cmd =
+      root.add_subcommand("inspect", "Architecture, sizes, dtypes and parameter count of an HF model directory.");
   cmd->add_option("model_dir", args->model, "HF model directory")->required();
   cmd->add_flag("--json", args->json, "print JSON");
+  cmd->footer("Example: linsweep inspect tests/data/models/tiny-neox --json");
   cmd->callback([args, action] { *action = [args] { return run_inspect(*args); }; });
 }
 

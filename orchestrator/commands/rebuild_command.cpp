@@ -1,6 +1,5 @@
 // `linsweep rebuild`: recreate STORE/store.h5 from the intact unit files.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <memory>
 
@@ -11,8 +10,8 @@ namespace linsweep {
 namespace {
 
 int run_rebuild(const std::string& dir) {
-  Store::open_read(dir);                   // a store, and not from a newer schema
-  Store store = Store::open_write(dir);    // takes the lock: refused while a sweep writes
+  Store::open_read(dir);                 // a store, and not from a newer schema
+  Store store = Store::open_write(dir);  // takes the lock: refused while a sweep writes
   const std::size_t n = store.rebuild_consolidated();
   std::printf("rebuilt %s from %zu committed units\n", store.consolidated_path().c_str(), n);
   return 0;
@@ -25,6 +24,7 @@ void add_rebuild_command(CLI::App& root, CommandAction* action) {
   CLI::App* cmd = root.add_subcommand(
       "rebuild", "Rebuild the consolidated STORE/store.h5 from the committed unit files (takes the store's lock).");
   cmd->add_option("store", *dir, "store directory")->required();
+  cmd->footer("Example: linsweep rebuild runs/demo/store");
   cmd->callback([dir, action] { *action = [dir] { return run_rebuild(*dir); }; });
 }
 

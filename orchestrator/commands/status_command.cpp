@@ -1,14 +1,14 @@
 // `linsweep status`: committed, failed and unfinished units of a store, failures, throughput.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <variant>
 
-#include "orchestrator/commands/commands.hpp"
-#include "storage/store.hpp"
 #include "common/errors.hpp"
+#include "orchestrator/commands/commands.hpp"
 #include "orchestrator/submit.hpp"
+#include "storage/store.hpp"
 #include "storage/store_status.hpp"
 
 namespace linsweep {
@@ -36,32 +36,52 @@ int run_status(const StatusArgs& a) {
   std::string note;
   const nlohmann::json jobs = jobs_or_note(a.store, &note);
   if (a.json) {
-    nlohmann::json j = {{"store", a.store}, {"committed", st.committed()}, {"units_per_hour", st.units_per_hour()},
-                        {"by_kind", nlohmann::json::object()}, {"failures", nlohmann::json::array()}};
+    nlohmann::json j = {{"store", a.store},
+                        {"committed", st.committed()},
+                        {"units_per_hour", st.units_per_hour()},
+                        {"by_kind", nlohmann::json::object()},
+                        {"failures", nlohmann::json::array()}};
     for (const auto& [k, c] : st.by_kind)
-      j["by_kind"][k] = {{"committed", c.committed}, {"failed", c.failed}, {"unfinished", c.unfinished}, {"seconds", c.seconds},
-                         {"tokens", c.tokens}, {"tokens_per_second", c.tokens_per_second()}};
+      j["by_kind"][k] = {{"committed", c.committed},   {"superseded", c.superseded},
+                         {"pending", c.pending},       {"failed", c.failed},
+                         {"unfinished", c.unfinished}, {"seconds", c.seconds},
+                         {"tokens", c.tokens},         {"tokens_per_second", c.tokens_per_second()}};
+    // The `units` table of every committed unit, superseded ones included (`current` says which).
+    const Table units = store.read_table("units", Store::Scope::kAll);
+    j["units"] = nlohmann::json::array();
+    for (const auto& row : units.rows) {
+      nlohmann::json u;
+      for (std::size_t i = 0; i < units.columns.size(); ++i)
+        std::visit([&](const auto& v) { u[units.columns[i].name] = v; }, row[i]);
+      j["units"].push_back(u);
+    }
     for (const auto& f : st.failures)
-      j["failures"].push_back({{"unit", f.unit}, {"host", f.host}, {"rank", f.rank}, {"attempts", f.attempts}, {"error", f.error}});
+      j["failures"].push_back(
+          {{"unit", f.unit}, {"host", f.host}, {"rank", f.rank}, {"attempts", f.attempts}, {"error", f.error}});
     j["slurm_jobs"] = jobs;
     if (!note.empty()) j["slurm_note"] = note;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   std::printf("store %s\n", a.store.c_str());
-  std::printf("  %-12s %9s %7s %10s %10s %10s\n", "experiment", "committed", "failed", "unfinished", "seconds", "tok/s");
+  std::printf("  %-12s %9s %10s %7s %7s %10s %10s %10s\n", "experiment", "committed", "superseded", "pending", "failed",
+              "unfinished", "seconds", "tok/s");
   for (const auto& [k, c] : st.by_kind)
-    std::printf("  %-12s %9d %7d %10d %10.1f %10.0f\n", k.c_str(), c.committed, c.failed, c.unfinished, c.seconds,
-                c.tokens_per_second());
+    std::printf("  %-12s %9d %10d %7d %7d %10d %10.1f %10.0f\n", k.c_str(), c.committed, c.superseded, c.pending,
+                c.failed, c.unfinished, c.seconds, c.tokens_per_second());
   std::printf("  %d units committed, %.0f units/hour over the journal\n", st.committed(), st.units_per_hour());
   for (const auto& f : st.failures)
-    std::printf("  failed: %s (%d attempts, %s rank %d): %s\n", f.unit.c_str(), f.attempts, f.host.c_str(), f.rank, f.error.c_str());
-  if (!jobs.empty()) std::printf("slurm jobs\n  %-10s %-12s %-18s %8s  %s\n", "job", "state", "reason", "restarts", "units");
+    std::printf("  failed: %s (%d attempts, %s rank %d): %s\n", f.unit.c_str(), f.attempts, f.host.c_str(), f.rank,
+                f.error.c_str());
+  if (!jobs.empty())
+    std::printf("slurm jobs\n  %-10s %-12s %-18s %8s  %s\n", "job", "state", "reason", "restarts", "units");
   for (const auto& j : jobs) {
     const std::string units = j["all_pending"].get<bool>()
                                   ? std::string("every pending unit")
-                                  : std::to_string(j["units_committed"].get<std::size_t>()) + "/" + std::to_string(j["units"].get<std::size_t>()) + " committed";
-    std::printf("  %-10s %-12s %-18s %8lld  %s\n", j["job_id"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
+                                  : std::to_string(j["units_committed"].get<std::size_t>()) + "/" +
+                                        std::to_string(j["units"].get<std::size_t>()) + " committed";
+    std::printf("  %-10s %-12s %-18s %8lld  %s\n", j["job_id"].get<std::string>().c_str(),
+                j["state"].get<std::string>().c_str(),
                 j["reason"].get<std::string>().empty() ? "-" : j["reason"].get<std::string>().c_str(),
                 static_cast<long long>(j["restarts"].get<std::int64_t>()), units.c_str());
   }
@@ -73,11 +93,14 @@ int run_status(const StatusArgs& a) {
 
 void add_status_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<StatusArgs>();
-  CLI::App* cmd = root.add_subcommand("status", "Committed, failed and unfinished units of a store by experiment, failures with "
-                                                "their messages, and throughput (from the journal); for stores submitted to Slurm, "
-                                                "every recorded job with the scheduler's state (squeue, scontrol, sacct) and its units.");
+  CLI::App* cmd =
+      root.add_subcommand("status",
+                          "Committed, failed and unfinished units of a store by experiment, failures with "
+                          "their messages, and throughput (from the journal); for stores submitted to Slurm, "
+                          "every recorded job with the scheduler's state (squeue, scontrol, sacct) and its units.");
   cmd->add_option("store", args->store, "store directory")->required();
   cmd->add_flag("--json", args->json, "print JSON");
+  cmd->footer("Example: linsweep status runs/demo/store --json");
   cmd->callback([args, action] { *action = [args] { return run_status(*args); }; });
 }
 

@@ -1,15 +1,15 @@
 // `linsweep tables`: the paper-style summary tables as Markdown, CSV and LaTeX.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
-#include "orchestrator/commands/commands.hpp"
 #include "common/path_confinement.hpp"
-#include "storage/report.hpp"
+#include "orchestrator/commands/commands.hpp"
+#include "presentation/report.hpp"
 #include "storage/store.hpp"
+#include "storage/store_layout.hpp"
 
 namespace linsweep {
 namespace {
@@ -22,7 +22,7 @@ struct TablesArgs {
 int run_tables(const TablesArgs& a) {
   const Store store = Store::open_read(a.store);
   const auto tables = build_report(store);
-  const std::string out = a.out.empty() ? a.store + "/report" : a.out;
+  const std::string out = a.out.empty() ? StoreLayout(a.store).report_dir() : a.out;
   if (a.out.empty()) require_real_entries(a.store, {"report/csv"});  // the default stays inside the store
   const ReportFiles written = write_report(tables, out);
   const std::vector<std::string>& files = written.files;
@@ -34,7 +34,8 @@ int run_tables(const TablesArgs& a) {
   } else {
     if (!a.quiet) std::fwrite(md.data(), 1, md.size(), stdout);
     if (tables.empty()) std::printf("(the store has no result rows yet)\n");
-    std::printf("wrote %s, %s and %zu CSV files under %s/csv\n", files[0].c_str(), files[1].c_str(), tables.size(), out.c_str());
+    std::printf("wrote %s, %s and %zu CSV files under %s/csv\n", files[0].c_str(), files[1].c_str(), tables.size(),
+                out.c_str());
   }
   return 0;
 }
@@ -48,6 +49,7 @@ void add_tables_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--out", args->out, "output directory (default: STORE/report)");
   cmd->add_flag("--json", args->json, "print what was written as JSON instead of the Markdown");
   cmd->add_flag("--quiet", args->quiet, "do not print the Markdown");
+  cmd->footer("Example: linsweep tables runs/demo/store --out runs/demo/report --quiet");
   cmd->callback([args, action] { *action = [args] { return run_tables(*args); }; });
 }
 

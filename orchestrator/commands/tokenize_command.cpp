@@ -1,6 +1,5 @@
 // `linsweep tokenize`: GPT-2 BPE ids of a text file with a model's tokenizer.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -37,12 +36,14 @@ int run_tokenize(const TokenizeArgs& a) {
 
 void add_tokenize_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<TokenizeArgs>();
-  CLI::App* cmd = root.add_subcommand("tokenize", "Token ids of a UTF-8 text file (only the tokenizer files are read).");
+  CLI::App* cmd =
+      root.add_subcommand("tokenize", "Token ids of a UTF-8 text file (only the tokenizer files are read).");
   cmd->add_option("--model", args->model, "directory with tokenizer.json, or vocab.json + merges.txt")->required();
   cmd->add_option("--in", args->in, "UTF-8 text file (invalid UTF-8 is rejected)")->required();
   cmd->add_flag("--json", args->json, "print a JSON list of ids (default: space-separated)");
   cmd->add_flag("--allow-special", args->allow_special,
                 "encode special tokens such as <|endoftext|> as their ids (GPT-2's encoder treats them as text)");
+  cmd->footer("Example: linsweep tokenize --model tests/data/models/tiny-gpt2 --in notes.txt --json");
   cmd->callback([args, action] { *action = [args] { return run_tokenize(*args); }; });
 }
 

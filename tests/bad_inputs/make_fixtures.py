@@ -223,6 +223,8 @@ def main():
     spec("bad_resources_partition", resources={"nodes": 1, "partition": "gpu\n#SBATCH --uid=0"})
     spec("bad_resources_account", resources={"nodes": 1, "account": "proj; rm -rf ~"})
     spec("bad_resources_time", resources={"nodes": 1, "time": "forever"})
+    spec("bad_resources_launcher_args", resources={"nodes": 2, "launcher_args": ["--bind-to", "none\n--mca x y"]})
+    spec("bad_runtime_groups_span", runtime={"groups_span_nodes": "sometimes"})
     write(os.path.join(s, "bad_invalid_utf8.yaml"), b"store: x\ncontext: 16 # \xff\xfe\n")
     spec("bad_key_newline", text=json.dumps(dict(base, **{"mod\nels": []}), indent=1))
     spec("bad_corpus_format_newline", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "npy\n#SBATCH x"}])
@@ -233,6 +235,47 @@ def main():
     spec("bad_corpus_name_dotdot", corpora=[{"name": "..", "path": "../corpora/good.npy", "format": "npy"}])
     spec("bad_corpus_name_newline", corpora=[{"name": "c\nx", "path": "../corpora/good.npy", "format": "npy"}])
 
+    # Every number outside the experiments has a range too.
+    spec("bad_context_short", context=1)
+    spec("bad_split_start", splits={"fit": {"start": -1, "tokens": 256}, "eval": {"start": 256, "tokens": 256}})
+    spec("bad_split_tokens", splits={"fit": {"start": 0, "tokens": 0}, "eval": {"start": 256, "tokens": 256}})
+    for key, value in (("batch", 0), ("ranks_per_group", 0), ("retries", -1), ("grace_seconds", -1), ("threads", -1)):
+        spec(f"bad_runtime_{key}", runtime={"device": "cpu", key: value})
+    for key, value in (("nodes", 0), ("tasks_per_node", 0), ("gpus_per_node", -1), ("cpus_per_task", -1),
+                       ("requeue_limit", -1)):
+        spec(f"bad_resources_{key}", resources={"nodes": 1, "time": "00:10:00", key: value})
+
+    # One spec per bounded experiment parameter, with a value just outside its range, from the
+    # binary's own list of parameters (`linsweep experiments --json`): every range is exercised,
+    # also those of experiments added later. The cases go to generated_cases.tsv.
+    listed = json.loads(subprocess.run([binary, "experiments", "--json"], check=True, stdout=subprocess.PIPE,
+                                       text=True).stdout)
+    generated = []
+    for e in listed:
+        for p in e["params"]:
+            r = p["range"]
+            if "min" not in r and "max" not in r:
+                continue
+            integer = "integer" in p["type"]
+            if "min" in r:
+                bad = r["min"]["value"] if r["min"]["open"] else r["min"]["value"] - (1 if integer else 0.5)
+            else:
+                bad = r["max"]["value"] if r["max"]["open"] else r["max"]["value"] + (1 if integer else 0.5)
+            bad = int(bad) if integer else bad
+            value = [bad] if "list" in p["type"] else bad
+            name = f"range_{e['name']}_{p['key']}"
+            d = json.loads(json.dumps(base))
+            d["experiments"] = {e["name"]: {p["key"]: value}}
+            text = json.dumps(d, indent=1)
+            lines = text.split("\n")
+            start = next(i for i, l in enumerate(lines, 1) if l.strip().startswith(f'"{e["name"]}"'))
+            line = next(i for i, l in enumerate(lines, 1) if i > start and l.strip().startswith(f'"{p["key"]}"'))
+            line += "list" in p["type"]  # a list's element is named, on the line after its key
+            spec(name, text=text)
+            generated.append(f"{name}\t{{bin}} plan {{fx}}/specs/{name}.yaml\t{name}.yaml:{line}: "
+                             f"experiments.{e['name']}.{p['key']}: \tis out of range (expected {r['text']})")
+    write(os.path.join(fx, "generated_cases.tsv"), "\n".join(generated) + "\n")
+
     # ---- stores --------------------------------------------------------------------------
     env = dict(os.environ, LINSWEEP_THREADS="1")
     r = subprocess.run([binary, "run", os.path.join(s, "good_store.yaml"), "--quiet"], env=env,
@@ -241,7 +284,7 @@ def main():
         sys.exit("make_fixtures: the good store did not build: " + r.stderr)
     stores = os.path.join(fx, "stores")
     good_store = os.path.join(stores, "good")
-    units = sorted(os.listdir(os.path.join(good_store, "units")))
+    units = sorted(n for n in os.listdir(os.path.join(good_store, "units")) if not n.endswith(".arrays.h5"))
     assert units, "the good store has no unit files"
 
     def store(name, mutate):
@@ -298,12 +341,11 @@ def main():
     store("bad_link_report", lambda d: os.symlink(os.path.join(outside, "logs"), os.path.join(d, "report")))
     store("bad_link_slurm", lambda d: os.symlink(os.path.join(outside, "logs"), os.path.join(d, "slurm")))
     # Sizes that a reader must check before allocating: a journal line without end, a unit
-    # attribute with many values (read into a one-value buffer), a table and an array whose
+    # attribute with many values (read into a one-value buffer), a table whose
     # extents claim far more than the file holds (chunked, nothing written).
     store("bad_journal_long_line", lambda d: open(os.path.join(d, "journal.jsonl"), "a").write("x" * (2 << 20)))
     store("bad_unit_attr_array", lambda d: unit_attr_array(unit_path(d)))
     store("bad_unit_table_rows", lambda d: unit_huge_table(os.path.join(d, "units", units[0])))  # all_linear: has rows
-    store("bad_unit_array_huge", lambda d: unit_huge_array(unit_path(d)))
 
     # ---- units files (run --units) ---------------------------------------------------------
     write(os.path.join(fx, "units", "unknown.txt"), "fit-000000000000000000000000\n")
@@ -341,13 +383,6 @@ def unit_huge_table(path):
         dt = f["tables"][name].dtype
         del f["tables"][name]
         f["tables"].create_dataset(name, shape=(1 << 25,), dtype=dt, chunks=(1024,))
-    reseal(path)
-
-
-def unit_huge_array(path):
-    import h5py
-    with h5py.File(path, "r+") as f:
-        f["arrays"].create_dataset("huge", shape=(1 << 15, 1 << 15), dtype="f8", chunks=(256, 256))
     reseal(path)
 
 

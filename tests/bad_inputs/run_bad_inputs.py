@@ -3,13 +3,16 @@
 
 Usage: run_bad_inputs.py LINSWEEP_BINARY SOURCE_DIR WORK_DIR [CASE_NAME_SUBSTRING ...]
 
-Every case must exit with code 2 (bad usage or input, DESIGN §8), print nothing on stdout
+Every case must exit with code 2 (bad usage or input, docs/architecture.md), print nothing on stdout
 and exactly one line on stderr containing each expected substring (the offending file or
 option, and the problem), die of no signal, print no abort/sanitizer/exception noise, and
 leave every file under the fixtures, under each store it names and under its scratch
 directory byte-for-byte unchanged (paths and contents, no exceptions: a refusal creates no
 store). Cases run in parallel, each in its own scratch directory (its working directory)
 with private copies of the stores it names.
+
+make_fixtures.py adds generated_cases.tsv: one case per bounded experiment parameter (a value just
+outside its range, from `linsweep experiments --json`).
 
 cases.tsv: one case per line, tab-separated: name, command line (shell words, no shell
 features), then one or more expected substrings. Placeholders in the command line:
@@ -146,7 +149,7 @@ def main():
     t0 = time.monotonic()
     subprocess.run([sys.executable, os.path.join(here, "make_fixtures.py"), binary, src, fx], check=True)
     setup = time.monotonic() - t0
-    cases = load_cases(os.path.join(here, "cases.tsv"))
+    cases = load_cases(os.path.join(here, "cases.tsv")) + load_cases(os.path.join(fx, "generated_cases.tsv"))
     if only:
         cases = [c for c in cases if any(o in c["name"] for o in only)]
     fx_before = tree_hash(fx)

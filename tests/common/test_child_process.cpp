@@ -1,10 +1,9 @@
 // Foreground children: exit codes, signals, the environment, and programs that cannot start.
-#include <catch2/catch.hpp>
-
 #include <csignal>
 
 #include "common/child_process.hpp"
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 
 using namespace linsweep;
 
@@ -13,7 +12,8 @@ TEST_CASE("run_foreground reports exit codes, signals and passes the environment
   CHECK(run_foreground({"true"}).code == 0);
   const ChildExit killed = run_foreground({"sh", "-c", "kill -TERM $$"});
   CHECK(killed.signal == SIGTERM);
-  CHECK(run_foreground({"sh", "-c", "test \"$LINSWEEP_CHILD_TEST\" = 'a b'"}, {{"LINSWEEP_CHILD_TEST", "a b"}}).code == 0);
+  CHECK(run_foreground({"sh", "-c", "test \"$LINSWEEP_CHILD_TEST\" = 'a b'"}, {{"LINSWEEP_CHILD_TEST", "a b"}}).code ==
+        0);
   // The child gets default dispositions back although the parent ignores SIGINT meanwhile.
   CHECK(run_foreground({"sh", "-c", "kill -INT $$; exit 0"}).signal == SIGINT);
   // A SIGINT that reaches this process while the child runs is recorded, not fatal.

@@ -1,16 +1,14 @@
 // UTF-8 validation and size-limited reads.
-#include <catch2/catch.hpp>
-
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
-
-#include <nlohmann/json.hpp>
+#include "support/catch.hpp"
 
 using namespace linsweep;
 
@@ -84,7 +82,7 @@ TEST_CASE("printable escapes what would break a one-line message") {
   CHECK(printable("gpu") == "gpu");
   CHECK(printable("gpu\n#SBATCH --uid=0") == "gpu\\n#SBATCH --uid=0");
   CHECK(printable(std::string("a\0b\tc\r", 6)) == "a\\x00b\\tc\\r");
-  CHECK(printable("Δ% ≤ 1") == "Δ% ≤ 1");                   // valid UTF-8 stays
+  CHECK(printable("Δ% ≤ 1") == "Δ% ≤ 1");                            // valid UTF-8 stays
   CHECK(printable("\xff\xfe x \xc3\x28") == "\\xff\\xfe x \\xc3(");  // each invalid byte escaped
 }
 

@@ -1,13 +1,14 @@
 // Names that become file names, and directories whose entries must not be symbolic links.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 
 #include "common/errors.hpp"
 #include "common/path_confinement.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
 using linsweep::test::ScratchDir;
 
 TEST_CASE("good_ and bad_ names: only what stays one plain file name component") {
@@ -40,7 +41,7 @@ TEST_CASE("good_ and bad_ names: only what stays one plain file name component")
   for (const auto& c : bad) {
     INFO(c.name);
     CHECK(!is_safe_name(c.name));
-    CHECK_THAT(unsafe_name_reason(c.name), Catch::StartsWith(c.reason));
+    CHECK_THAT(unsafe_name_reason(c.name), StartsWith(c.reason));
   }
 }
 
@@ -62,7 +63,7 @@ TEST_CASE("require_real_entries: links anywhere below the directory are refused,
   const Case bad[] = {
       {"activations/cap/fit", "activations/cap/fit: is a symbolic link (to "},
       {"activations/cap/fit/layer0.h5", "activations/cap/fit: is a symbolic link"},
-      {"lock", "/lock: is a symbolic link (to " },
+      {"lock", "/lock: is a symbolic link (to "},
       {"../outside", "'../outside' leaves the directory"},
       {"units/../../x", "leaves the directory"},
       {"/etc/passwd", "is not a path inside it"},
@@ -74,7 +75,7 @@ TEST_CASE("require_real_entries: links anywhere below the directory are refused,
       FAIL("accepted " << c.entry);
     } catch (const StorageError& e) {
       CHECK(e.exit_code() == ExitCode::kBadInput);
-      CHECK_THAT(e.what(), Catch::Contains(c.message));
+      CHECK_THAT(e.what(), ContainsSubstring(c.message));
     }
   }
 }

@@ -1,9 +1,8 @@
 // SignalRecorder: signals become a flag while it lives; the previous dispositions come back.
-#include <catch2/catch.hpp>
-
 #include <csignal>
 
 #include "common/signal_recorder.hpp"
+#include "support/catch.hpp"
 
 using namespace linsweep;
 

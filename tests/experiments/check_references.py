@@ -15,8 +15,8 @@ Usage: check_references.py STORE
                    listed/found/still_listed/flipped recounted
 Exits 77 (skipped) when the Python packages are missing.
 """
-import glob
 import json
+import os
 import sys
 import warnings
 
@@ -33,6 +33,9 @@ except ImportError as e:  # ctest maps 77 to "skipped"
     print(f"SKIP: reference packages missing ({e}); install python3-sklearn python3-scipy python3-h5py")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from unit_files import Unit, unit_paths  # noqa: E402
+
 warnings.filterwarnings("ignore")  # newton-cg reports that rounding, not its tolerance, ended it
 store = sys.argv[1]
 worst = {}
@@ -45,8 +48,8 @@ def record(name, value, tol):
 
 
 def units(kind):
-    for path in sorted(glob.glob(f"{store}/units/{kind}-*.h5")):
-        f = h5py.File(path, "r")
+    for path in unit_paths(store, kind):
+        f = Unit(path)
         yield f, json.loads(f.attrs["params"])
 
 
@@ -60,7 +63,7 @@ def layer_units(kind, table, prefix):
 
 
 def captured(capture_id, split, layer):
-    with h5py.File(f"{store}/units/{capture_id}.h5", "r") as u:  # how many parts the unit committed
+    with Unit(f"{store}/units/{capture_id}.h5") as u:  # how many parts the unit committed
         n = int(u["arrays/capture/parts"][0])
     parts = [f"{store}/activations/{capture_id}/{split}/layer{layer}.part{p}.h5" for p in range(n)]
     x, delta, tok = [], [], []

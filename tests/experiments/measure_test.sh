@@ -7,13 +7,13 @@
 # Usage: measure_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 export LINSWEEP_THREADS=1   # same threads in every rank count: bitwise-equal forwards
 rm -rf "$work"; mkdir -p "$work"
 spec="$src/examples/fixture_measure.yaml"
 "$bin" run "$spec" --store "$work/n1" --quiet
 mpirun -n 3 "$bin" run "$spec" --store "$work/n3" --quiet
-/usr/bin/python3 "$src/tests/orchestrator/compare_stores.py" "$work/n1" "$work/n3"
+/usr/bin/python3 "$src/tests/orchestrator/compare_stores.py" "$work/n1" "$work/n3" --exact
 sed 's/ranks_per_group: 1/ranks_per_group: 2/' "$spec" | sed "s|\.\./tests/|$src/tests/|g" > "$work/rpg2.yaml"
 grep -q "ranks_per_group: 2" "$work/rpg2.yaml"
 mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/n3g2" --quiet
@@ -22,7 +22,7 @@ mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/n3g2" --quiet
 "$bin" tables "$work/n1" --out "$work/tables-n1" > /dev/null
 "$bin" tables "$work/n3" --out "$work/tables-n3" > /dev/null
 diff "$work/tables-n1/tables.md" "$work/tables-n3/tables.md"
-for kind in capture gate token_context clusters nofly compound; do
+for kind in capture gate token_context token_features clusters nofly compound; do
   n=$(ls "$work/n1/units" | grep -c "^$kind-" || true)
   echo "$kind: $n units"
   [ "$n" -gt 0 ]

@@ -1,10 +1,9 @@
 // Labels, AUC, Pearson r and the hold-out split against hand-computed values.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <set>
 
 #include "experiments/classification.hpp"
+#include "support/catch.hpp"
 
 using namespace linsweep;
 
@@ -16,12 +15,11 @@ TEST_CASE("good_: roc_auc equals the Mann-Whitney statistic with average ranks f
   };
   const Case cases[] = {
       {{0.1, 0.4, 0.35, 0.8}, {0, 0, 1, 1}, 0.75},  // scikit-learn's documented example
-      {{1, 2, 3, 4}, {0, 0, 1, 1}, 1.0},
-      {{4, 3, 2, 1}, {0, 0, 1, 1}, 0.0},
-      {{1, 1, 1, 1}, {0, 1, 0, 1}, 0.5},           // all tied
+      {{1, 2, 3, 4}, {0, 0, 1, 1}, 1.0},           {{4, 3, 2, 1}, {0, 0, 1, 1}, 0.0},
+      {{1, 1, 1, 1}, {0, 1, 0, 1}, 0.5},            // all tied
       {{0.5, 0.5, 0.2, 0.9}, {1, 0, 0, 1}, 0.875},  // one tied pair counts one half: (1 + 0.5 + 1 + 1) / 4
   };
-  for (const auto& c : cases) CHECK(roc_auc(c.score, c.label) == Approx(c.auc).margin(1e-15));
+  for (const auto& c : cases) CHECK(roc_auc(c.score, c.label) == Catch::Approx(c.auc).margin(1e-15));
 }
 
 TEST_CASE("bad_: roc_auc is NaN without both classes or with mismatched sizes") {
@@ -31,10 +29,10 @@ TEST_CASE("bad_: roc_auc is NaN without both classes or with mismatched sizes") 
 }
 
 TEST_CASE("good_: pearson_r on known values; NaN when undefined") {
-  CHECK(pearson_r({1, 2, 3}, {2, 4, 6}) == Approx(1.0).margin(1e-15));
-  CHECK(pearson_r({1, 2, 3}, {3, 2, 1}) == Approx(-1.0).margin(1e-15));
+  CHECK(pearson_r({1, 2, 3}, {2, 4, 6}) == Catch::Approx(1.0).margin(1e-15));
+  CHECK(pearson_r({1, 2, 3}, {3, 2, 1}) == Catch::Approx(-1.0).margin(1e-15));
   // x = [1,2,3,4], y = [1,3,2,5]: Σdxdy = 5.5, Σdx² = 5, Σdy² = 8.75.
-  CHECK(pearson_r({1, 2, 3, 4}, {1, 3, 2, 5}) == Approx(5.5 / std::sqrt(5 * 8.75)).epsilon(1e-14));
+  CHECK(pearson_r({1, 2, 3, 4}, {1, 3, 2, 5}) == Catch::Approx(5.5 / std::sqrt(5 * 8.75)).epsilon(1e-14));
   CHECK(std::isnan(pearson_r({1, 1, 1}, {1, 2, 3})));
   CHECK(std::isnan(pearson_r({1}, {1})));
 }
@@ -42,13 +40,13 @@ TEST_CASE("good_: pearson_r on known values; NaN when undefined") {
 TEST_CASE("good_: label threshold is the median, or the 25th percentile when under 5% of δ is negative") {
   // 4 of 10 negative: the median of [-4..5] is 0.5 (numpy interpolates).
   std::vector<double> d = {-4, -3, -2, -1, 1, 2, 3, 4, 5, 0};
-  CHECK(gate_label_threshold(d) == Approx(0.5));
+  CHECK(gate_label_threshold(d) == Catch::Approx(0.5));
   // None negative: the 25th percentile of 1..9 is 3.
-  CHECK(gate_label_threshold({1, 2, 3, 4, 5, 6, 7, 8, 9}) == Approx(3.0));
+  CHECK(gate_label_threshold({1, 2, 3, 4, 5, 6, 7, 8, 9}) == Catch::Approx(3.0));
   // Exactly 1 of 20 negative (5%) is not "fewer than 5%": the median.
   std::vector<double> e = {-1};
   for (int i = 1; i < 20; ++i) e.push_back(i);
-  CHECK(gate_label_threshold(e) == Approx(9.5));
+  CHECK(gate_label_threshold(e) == Catch::Approx(9.5));
   CHECK(gate_labels({0.1, 0.5, 0.6}, 0.5) == std::vector<std::uint8_t>{1, 1, 0});
   CHECK(std::isnan(gate_label_threshold({})));
 }

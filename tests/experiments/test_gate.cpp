@@ -1,6 +1,4 @@
 // The gate experiment end to end on a fixture model; selection never reads the eval split.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include "experiments/capture_data.hpp"
@@ -11,6 +9,7 @@
 #include "orchestrator/unit_executor.hpp"
 #include "storage/activation_shard.hpp"
 #include "storage/store.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
@@ -31,7 +30,8 @@ std::vector<GateRow> gate_rows(const UnitResult& u) {
     auto col = [&](const char* c) { return static_cast<std::size_t>(t.column_index(c)); };
     for (const auto& r : t.rows)
       out.push_back({std::get<std::string>(r[col("gate")]), std::get<std::int64_t>(r[col("selected")]),
-                     std::get<double>(r[col("auc")]), std::get<double>(r[col("select_auc")]), std::get<double>(r[col("eval_auc")])});
+                     std::get<double>(r[col("auc")]), std::get<double>(r[col("select_auc")]),
+                     std::get<double>(r[col("eval_auc")])});
   }
   return out;
 }
@@ -47,13 +47,14 @@ const Unit& unit_of_kind(const Plan& plan, const std::string& kind) {
 
 TEST_CASE("gate: poisoning the eval split's labels does not change the selected variant") {
   ScratchDir dir;
-  test::write_text(dir / "spec.yaml", "store: " + (dir / "store") + "\ncontext: 32\nmodels: [{name: m, path: " +
-                                          test::model_dir("tiny-gpt2") + "}]\ncorpora: [{name: c, path: " +
-                                          test::tokens_file("tiny-gpt2") +
-                                          "}]\nsplits:\n  fit: {start: 0, tokens: 1024}\n  gate: {start: 1024, tokens: 1024}\n"
-                                          "  select: {start: 2048, tokens: 512}\n  eval: {start: 2560, tokens: 1024}\n"
-                                          "layers: [1]\nexperiments:\n  gate: {variants: [linear, \"pca:4\", \"mlp:8\"], "
-                                          "mlp_epochs: 60, bootstrap: 50}\n");
+  test::write_text(dir / "spec.yaml",
+                   "store: " + (dir / "store") +
+                       "\ncontext: 32\nmodels: [{name: m, path: " + test::model_dir("tiny-gpt2") +
+                       "}]\ncorpora: [{name: c, path: " + test::tokens_file("tiny-gpt2") +
+                       "}]\nsplits:\n  fit: {start: 0, tokens: 1024}\n  gate: {start: 1024, tokens: 1024}\n"
+                       "  select: {start: 2048, tokens: 512}\n  eval: {start: 2560, tokens: 1024}\n"
+                       "layers: [1]\nexperiments:\n  gate: {variants: [linear, \"pca:4\", \"mlp:8\"], "
+                       "mlp_epochs: 60, bootstrap: 50}\n");
   RunOptions quiet;
   quiet.quiet = true;
   REQUIRE(run_sweep(dir / "spec.yaml", quiet) == 0);
@@ -74,7 +75,7 @@ TEST_CASE("gate: poisoning the eval split's labels does not change the selected 
 
   // Poison: the eval split's δ made to agree perfectly with the unchosen variant's routing, so
   // a selection that looked at eval labels would pick it.
-  const std::string shard = capture_shard_path(store.dir(), capture.id, "eval", 1, 0);
+  const std::string shard = store.layout().activation_shard(capture.id, "eval", 1, 0);
   {
     const ActivationReader r(shard);
     const std::int64_t n = r.rows();
@@ -82,17 +83,19 @@ TEST_CASE("gate: poisoning the eval split's labels does not change the selected 
     const Gate g = Gate::load(before, gate_key("m", "c", 1) + "/" + rows[target].gate);
     const at::Tensor logits = g.logits(at::from_blob(const_cast<float*>(x.data()), {n, r.d()}, at::kFloat));
     std::vector<float> delta(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) delta[static_cast<std::size_t>(i)] = logits[i].item<double>() > 0 ? -1.0f : 1.0f;
+    for (std::int64_t i = 0; i < n; ++i)
+      delta[static_cast<std::size_t>(i)] = logits[i].item<double>() > 0 ? -1.0f : 1.0f;
     ActivationOptions opt;
     opt.with_delta = true;
     ActivationWriter w(shard, r.d(), opt);
-    w.append(x.data(), nullptr, delta.data(), r.token_ids(0, n).data(), r.window(0, n).data(), r.position(0, n).data(), n);
+    w.append(x.data(), nullptr, delta.data(), r.token_ids(0, n).data(), r.window(0, n).data(), r.position(0, n).data(),
+             n);
     w.close();
   }
   UnitExecutor executor(spec);
   const std::vector<GateRow> after = gate_rows(executor.run(gate, store, nullptr));
   REQUIRE(after.size() == rows.size());
-  CHECK(after[target].eval_auc == Approx(1.0));  // the poison reached the eval split...
+  CHECK(after[target].eval_auc == Catch::Approx(1.0));  // the poison reached the eval split...
   CHECK(after[target].eval_auc > after[chosen].eval_auc);
   for (std::size_t i = 0; i < rows.size(); ++i) {  // ...and nothing that selection reads changed
     INFO(rows[i].gate);

@@ -1,6 +1,4 @@
 // Gates, logistic regression, PCA and k-means on synthetic data with known answers.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include "common/errors.hpp"
@@ -8,6 +6,7 @@
 #include "experiments/kmeans.hpp"
 #include "experiments/logistic_regression.hpp"
 #include "experiments/pca.hpp"
+#include "support/catch.hpp"
 
 using namespace linsweep;
 
@@ -78,7 +77,8 @@ TEST_CASE("good_: every gate variant round-trips through a unit's arrays with id
   unit.unit_id = "gate-test";
   GateTraining opt;
   opt.mlp_epochs = 50;
-  const std::vector<std::pair<std::string, std::int64_t>> cases = {{"linear", 13}, {"pca:4", 5}, {"mlp:6", 6 * 12 + 6 + 1}};
+  const std::vector<std::pair<std::string, std::int64_t>> cases = {
+      {"linear", 13}, {"pca:4", 5}, {"mlp:6", 6 * 12 + 6 + 1}};
   for (const auto& [name, params] : cases) {
     INFO(name);
     const Gate g = Gate::train(GateVariant::parse(name), x, y, opt);
@@ -102,8 +102,8 @@ TEST_CASE("good_: PCA finds the planted directions; k-means recovers separated b
   const at::Tensor x = at::randn({5000, 3}, gen, at::kDouble) * at::tensor({3.0, 2.0, 1.0}, at::kDouble);
   const Pca p = fit_pca(at::cat({x, at::zeros({5000, 2}, at::kDouble)}, 1), 2);
   CHECK(p.components.sizes() == at::IntArrayRef({2, 5}));
-  CHECK(std::abs(p.components[0][0].item<double>()) == Approx(1).margin(0.01));
-  CHECK(p.explained_ratio[0].item<double>() == Approx(9.0 / 14).margin(0.02));
+  CHECK(std::abs(p.components[0][0].item<double>()) == Catch::Approx(1).margin(0.01));
+  CHECK(p.explained_ratio[0].item<double>() == Catch::Approx(9.0 / 14).margin(0.02));
 
   const at::Tensor centres = at::tensor({0.0, 0.0, 10.0, 0.0, 0.0, 10.0}, at::kDouble).view({3, 2});
   const at::Tensor blobs = (centres.repeat({100, 1}) + 0.1 * at::randn({300, 2}, gen, at::kDouble));

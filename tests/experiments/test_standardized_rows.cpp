@@ -1,12 +1,11 @@
 // Products with the standardised design matrix against the same products on an explicit
 // float64 copy, for float32 and float64 rows whose width is not a multiple of the vector width.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include "common/errors.hpp"
 #include "experiments/standardized_rows.hpp"
+#include "support/catch.hpp"
 
 using namespace linsweep;
 
@@ -73,6 +72,8 @@ TEST_CASE("good_: standardised-row products match an explicit float64 standardis
 TEST_CASE("bad_: standardised rows refuse shapes that do not fit") {
   at::Tensor mean, var;
   CHECK_THROWS_AS(column_moments(at::zeros({0, 3}), &mean, &var), InputError);
-  CHECK_THROWS_AS(StandardizedRows(at::zeros({4, 3}), at::zeros({2}, at::kDouble), at::ones({3}, at::kDouble)), InputError);
-  CHECK_THROWS_AS(StandardizedRows(at::zeros({4}), at::zeros({4}, at::kDouble), at::ones({4}, at::kDouble)), InputError);
+  CHECK_THROWS_AS(StandardizedRows(at::zeros({4, 3}), at::zeros({2}, at::kDouble), at::ones({3}, at::kDouble)),
+                  InputError);
+  CHECK_THROWS_AS(StandardizedRows(at::zeros({4}), at::zeros({4}, at::kDouble), at::ones({4}, at::kDouble)),
+                  InputError);
 }

@@ -1,9 +1,10 @@
-// Fuzz target: model.safetensors.index.json (a sharded checkpoint's weight map) through Checkpoint.
+// Fuzz target: model.safetensors.index.json (a sharded checkpoint's weight map) through HfWeights
+// (workers/model/hf_weights).
 #include <filesystem>
 
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "workers/checkpoint.hpp"
+#include "workers/model/hf_weights.hpp"
 #include "workers/safetensors.hpp"
 
 namespace linsweep {
@@ -18,8 +19,8 @@ std::string checkpoint_dir() {
     auto f32 = [](std::string name, std::vector<std::int64_t> shape, std::size_t n) {
       return TensorBytes{std::move(name), DType::kF32, std::move(shape), std::vector<std::uint8_t>(4 * n, 0)};
     };
-    write_safetensors(d + "/model-00001-of-00002.safetensors", {f32("wte.weight", {8, 4}, 32), f32("wpe.weight", {4, 4}, 16)},
-                      {{"format", "pt"}});
+    write_safetensors(d + "/model-00001-of-00002.safetensors",
+                      {f32("wte.weight", {8, 4}, 32), f32("wpe.weight", {4, 4}, 16)}, {{"format", "pt"}});
     write_safetensors(d + "/model-00002-of-00002.safetensors",
                       {f32("h.0.mlp.c_fc.weight", {4, 16}, 64), f32("ln_f.weight", {4}, 4),
                        TensorBytes{"h.0.attn.bias", DType::kU8, {1, 1, 2, 2}, std::vector<std::uint8_t>(4, 1)}});
@@ -34,7 +35,7 @@ int fuzz_safetensors_index(const std::uint8_t* data, std::size_t size) {
   const std::string dir = checkpoint_dir();
   fuzz::write_input("checkpoint/model.safetensors.index.json", fuzz::as_text(data, size));
   fuzz::expect_bad_input([&] {
-    const Checkpoint ckpt(dir);
+    const HfWeights ckpt(dir);
     for (const auto& name : ckpt.names())
       if (ckpt.find(name) == nullptr) fuzz::fail("names() lists '" + name + "' but find() does not know it");
     (void)ckpt.total_bytes();

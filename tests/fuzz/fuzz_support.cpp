@@ -27,7 +27,8 @@ class ScratchDir {
     std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/linsweep-fuzz-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) fail("cannot create a scratch directory " + pattern + ": " + std::strerror(errno));
+    if (::mkdtemp(buf.data()) == nullptr)
+      fail("cannot create a scratch directory " + pattern + ": " + std::strerror(errno));
     path_ = buf.data();
   }
   ~ScratchDir() {

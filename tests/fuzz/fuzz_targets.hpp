@@ -30,11 +30,16 @@ struct FuzzTarget {
 // All of the above, in this order (the replay tool looks targets up here).
 inline const std::vector<FuzzTarget>& fuzz_targets() {
   static const std::vector<FuzzTarget> targets = {
-      {"safetensors", fuzz_safetensors}, {"safetensors_index", fuzz_safetensors_index},
-      {"model_config", fuzz_model_config}, {"vocab_merges", fuzz_vocab_merges},
-      {"tokenizer_json", fuzz_tokenizer_json}, {"spec", fuzz_spec},
-      {"unit_file", fuzz_unit_file}, {"wikitext", fuzz_wikitext},
-      {"lambada", fuzz_lambada}, {"brown", fuzz_brown},
+      {"safetensors", fuzz_safetensors},
+      {"safetensors_index", fuzz_safetensors_index},
+      {"model_config", fuzz_model_config},
+      {"vocab_merges", fuzz_vocab_merges},
+      {"tokenizer_json", fuzz_tokenizer_json},
+      {"spec", fuzz_spec},
+      {"unit_file", fuzz_unit_file},
+      {"wikitext", fuzz_wikitext},
+      {"lambada", fuzz_lambada},
+      {"brown", fuzz_brown},
       {"npy", fuzz_npy},
   };
   return targets;

@@ -7,9 +7,7 @@ namespace linsweep {
 
 int fuzz_tokenizer_json(const std::uint8_t* data, std::size_t size) {
   const std::string path = fuzz::write_input("tokenizer.json", fuzz::as_text(data, size));
-  fuzz::expect_bad_input([&] {
-    fuzz::check_tokenizer(BpeTokenizer::from_tokenizer_json(path));
-  });
+  fuzz::expect_bad_input([&] { fuzz::check_tokenizer(BpeTokenizer::from_tokenizer_json(path)); });
   return 0;
 }
 

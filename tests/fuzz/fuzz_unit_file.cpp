@@ -13,7 +13,8 @@ int fuzz_unit_file(const std::uint8_t* data, std::size_t size) {
     for (const auto& [name, a] : u.arrays) {
       std::uint64_t n = 1;
       for (auto d : a.shape) n *= static_cast<std::uint64_t>(d);
-      if (n != a.values.size()) fuzz::fail("array '" + name + "' has " + std::to_string(a.values.size()) + " values for its shape");
+      if (n != a.values.size())
+        fuzz::fail("array '" + name + "' has " + std::to_string(a.values.size()) + " values for its shape");
     }
     // Rows read back must fit their schema: what the store's tables and queries assume.
     for (const auto& t : u.tables) {

@@ -41,24 +41,32 @@ def journal(out):
 
 
 def check_figures(out):
-    figs = os.path.join(out, "figures")
+    figs = os.path.join(out, "report", "figures")
     names = sorted(os.listdir(figs))
     check(names, f"{figs}: no figures")
+    svg = "{http://www.w3.org/2000/svg}"
     for n in names:
         check(n.endswith(".svg"), f"{n}: not an SVG")
         root = ET.parse(os.path.join(figs, n)).getroot()  # raises on malformed XML
-        check(root.tag == "{http://www.w3.org/2000/svg}svg", f"{n}: root is {root.tag}")
+        check(root.tag == f"{svg}svg", f"{n}: root is {root.tag}")
     for corpus in CORPORA:
-        for stem in ("all_linear_models_", "gate_delta_models_"):
-            n = f"{stem}{corpus}.svg"
-            check(n in names, f"missing figure {n}")
-            root = ET.parse(os.path.join(figs, n)).getroot()
-            series = [g.get("data-label") for g in root.iter("{http://www.w3.org/2000/svg}g")
-                      if g.get("class") == "series"]
-            check(sorted(series) == sorted(MODELS), f"{n}: series {series}, expected one per model")
+        root = ET.parse(os.path.join(figs, f"fig1_nonlinearity_map_{corpus}.svg")).getroot()
+        panels = [g.get("data-title").split(" · ")[0] for g in root.iter(f"{svg}g") if g.get("class") == "panel"]
+        check(sorted(panels) == sorted(MODELS), f"fig1 {corpus}: panels {panels}, expected one per model")
+        n = f"gate_delta_models_{corpus}.svg"
+        check(n in names, f"missing figure {n}")
+        root = ET.parse(os.path.join(figs, n)).getroot()
+        series = [g.get("data-label") for g in root.iter(f"{svg}g") if g.get("class") == "series"]
+        check(sorted(series) == sorted(MODELS), f"{n}: series {series}, expected one per model")
+        check(f"fig3_cost_vs_size_{corpus}.svg" in names, f"missing fig3_cost_vs_size_{corpus}.svg")
+    check("fig6_training_news.svg" in names, "missing fig6_training_news.svg (the demo's progressive run)")
     for m in MODELS:
-        check(f"all_linear_{m}.svg" in names, f"missing all_linear_{m}.svg")
-    print(f"{figs}: {len(names)} SVG files parse as XML; the cross-model figures hold one series per model")
+        for stem in ("all_linear_", "fig2_gate_vs_all_linear_", "fig5_redistribution_", "delta_hist_"):
+            check(any(n.startswith(stem + m) for n in names), f"missing {stem}{m}*.svg")
+        check(f"fig4_token_categories_{m}.svg" in names, f"missing fig4_token_categories_{m}.svg")
+    index = os.path.join(out, "report", "index.html")
+    check(os.path.isfile(index), f"missing {index}")
+    print(f"{figs}: {len(names)} SVG files parse as XML; Fig. 1 has a panel per model; {index} written")
 
 
 def read_csv(path):
@@ -77,7 +85,7 @@ def check_tables(out):
     gates = read_csv(os.path.join(csvdir, "gates_per_layer.csv"))
     check(len(gates) - 1 == sum(LAYERS[m[-1]] for m in MODELS) * len(CORPORA) * 3, f"gates_per_layer rows {len(gates) - 1}")
     for name in ("gating_summary", "all_linear_extremes", "token_context", "routing_lists", "clusters", "compound",
-                 "progressive"):
+                 "progressive", "layer0", "cross_scale", "token_regression", "cost_vs_share"):
         check(os.path.exists(os.path.join(csvdir, name + ".csv")), f"missing table {name}")
     md = open(os.path.join(out, "report", "tables.md")).read()
     check("†" in md or "[" in md, "tables.md has no intervals")

@@ -8,7 +8,7 @@
 # Usage: disk_full_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 export LINSWEEP_THREADS=1
 umount "$work/mnt" 2>/dev/null || true
 rm -rf "$work"; mkdir -p "$work/mnt"
@@ -38,12 +38,12 @@ experiments:
 runtime: {batch: 8, grace_seconds: 20}
 YAML
 "$bin" run "$spec" --store "$work/ref" --quiet
-total=$(ls "$work/ref/units" | grep -c '\.h5$')
+total=$(ls "$work/ref/units" | grep -v '\.arrays\.h5$' | grep -c '\.h5$')  # unit files, not arrays files
 "$bin" plan "$spec" --store "$work/ref" --json |
   /usr/bin/python3 -c 'import json,sys; print("\n".join(u["id"] for u in json.load(sys.stdin)["units"] if u["kind"] == "stats"))' \
   > "$work/stats.units"
 
-committed() { ls "$1/units" | grep -c '^[^.].*\.h5$' || true; }
+committed() { ls "$1/units" | grep -v '\.arrays\.h5$' | grep -c '^[^.].*\.h5$' || true; }
 # Every committed unit file reads whole, store.h5 reads, nothing temporary is left.
 check_store() {
   /usr/bin/python3 - "$1" <<'PY'
@@ -51,10 +51,15 @@ import os, sys, h5py
 store = sys.argv[1]
 for n in sorted(os.listdir(f"{store}/units")):
     assert not n.startswith("."), f"temporary file left in units/: {n}"
+    arrays = n.endswith(".arrays.h5")
     with h5py.File(f"{store}/units/{n}", "r") as f:
         uid = f.attrs["unit_id"]
         uid = uid.decode() if isinstance(uid, bytes) else str(uid)
-        assert uid == n[:-3] and "tables" in f, f"{n}: not a whole unit file"
+        if arrays:
+            assert uid == n[:-10] and "arrays" in f, f"{n}: not a whole arrays file"
+            assert os.path.exists(f"{store}/units/{n[:-10]}.h5"), f"{n}: arrays of no committed unit"
+        else:
+            assert uid == n[:-3] and "tables" in f, f"{n}: not a whole unit file"
 with h5py.File(f"{store}/store.h5", "r") as f:
     f["tables/fits"][:]
 left = [n for n in os.listdir(store) if n.startswith(".tmp-")]

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Fault injection: SIGKILL at seeded random moments of an `mpirun -n 3` sweep, then a resume.
 
-Usage: fault_injection.py BIN SRC WORK [--trials N | --long] [--seed S] [--kinds K,K] [--only KIND:T]
+Usage: fault_injection.py BIN TEST_BIN SRC WORK [--trials N | --long] [--seed S] [--kinds K,K] [--only KIND:T]
+(TEST_BIN: linsweep_test_cli, the command line with the `toy` test experiment, whose units
+sleep on request; the escaping-error case slows its sweep down with them.)
 
 Kinds: `whole` (mpirun and every rank), `worker` (one worker rank), `coordinator` (rank 0),
 `launcher` (mpirun alone: its ranks must not live on as orphans).
@@ -65,7 +67,8 @@ runtime: {{batch: 8, grace_seconds: 20, ranks_per_group: {rpg}, retries: 0}}
 
 def committed(store):
     try:
-        return sorted(n for n in os.listdir(f"{store}/units") if n.endswith(".h5") and not n.startswith("."))
+        return sorted(n for n in os.listdir(f"{store}/units")
+                      if n.endswith(".h5") and not n.endswith(".arrays.h5") and not n.startswith("."))
     except FileNotFoundError:
         return []
 
@@ -225,6 +228,11 @@ class Trial:
                     uid = uid.decode() if isinstance(uid, bytes) else str(uid)
                     if uid != n[:-3] or "tables" not in f:
                         return f"half-committed unit file {n} (unit_id {uid})"
+                    arrays = f"{self.store}/units/{n[:-3]}.arrays.h5"
+                    if int(f.attrs.get("arrays", 0)) > 0:
+                        with h5py.File(arrays, "r") as a:
+                            if len(a["arrays"]) == 0:
+                                return f"unit {n} names arrays its arrays file does not hold"
             except Exception as e:  # noqa: BLE001 - any failure to read is the finding
                 return f"committed unit file {n} does not read: {e}"
         if os.path.exists(f"{self.store}/store.h5"):
@@ -236,8 +244,11 @@ class Trial:
         return None
 
     def check_final_store(self):
-        cmp = subprocess.run(["/usr/bin/python3", f"{self.args.src}/tests/orchestrator/compare_stores.py", self.ref["store"], self.store],
-                             capture_output=True, text=True)
+        # The reference ran with groups of one rank: a resumed rpg1 run must equal it bitwise, an
+        # rpg2 run within docs/numerics.md's bounds for other group sizes.
+        exact = ["--exact"] if self.layout == "rpg1" else []
+        cmp = subprocess.run(["/usr/bin/python3", f"{self.args.src}/tests/orchestrator/compare_stores.py", self.ref["store"], self.store]
+                             + exact, capture_output=True, text=True)
         if cmp.returncode != 0:
             return f"tables differ from the reference: {(cmp.stdout + cmp.stderr).strip()[-600:]}"
         units = committed(self.store)
@@ -263,9 +274,14 @@ class Trial:
             record = f.read()
         if record.strip():
             return f"lock record not emptied by the clean exit: {record!r}"
-        unjournaled = len(units) - len(counts)  # renamed, then killed before the journal line
-        self.final_note = f"tables equal; {len(units)} units, each committed once" + \
-            (f" ({unjournaled} without a journal line: killed between rename and append)" if unjournaled else "")
+        unjournaled = {n[:-3] for n in units} - set(counts)
+        if unjournaled:  # renamed, then killed before the journal line: the resume must reconcile
+            return f"unit files without a committed journal line after the resume: {sorted(unjournaled)}"
+        recovered = 0
+        with open(f"{self.store}/journal.jsonl", "rb") as f:
+            recovered = sum(1 for line in f if b'"recovered":true' in line)
+        self.final_note = f"tables equal; {len(units)} units, each committed once in files and journal" + \
+            (f" ({recovered} journaled by the resume: killed between rename and append)" if recovered else "")
         return None
 
 
@@ -280,8 +296,12 @@ def escaping_error(args, ref):
         return "skipped (chattr +i is not supported here)"
     subprocess.run(["chattr", "-i", probe])
     os.remove(probe)
-    env = dict(os.environ, LINSWEEP_TEST_UNIT_SLEEP="0.3", LINSWEEP_FAULT_TAG="escaping-error")
-    p = subprocess.Popen(["mpirun", "-n", "3", args.bin, "run", f"{args.work}/rpg1.yaml", "--store", store, "--quiet"],
+    env = dict(os.environ, LINSWEEP_FAULT_TAG="escaping-error")
+    with open(f"{args.work}/rpg1.yaml") as f:
+        slow = f.read().replace("experiments:\n", "experiments:\n  toy: {units: 4, sleep: 0.3}\n")
+    with open(f"{args.work}/slow.yaml", "w") as f:
+        f.write(slow)
+    p = subprocess.Popen(["mpirun", "-n", "3", args.test_bin, "run", f"{args.work}/slow.yaml", "--store", store, "--quiet"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     while not committed(store) and p.poll() is None:
         time.sleep(0.01)
@@ -304,8 +324,9 @@ def escaping_error(args, ref):
     time.sleep(2)
     if job_processes("escaping-error"):
         return "FAILED: ranks outlived the aborted job"
-    res = subprocess.run(["mpirun", "-n", "3", args.bin, "resume", store, "--quiet"], capture_output=True, text=True, timeout=RESUME_S)
-    cmp = subprocess.run(["/usr/bin/python3", f"{args.src}/tests/orchestrator/compare_stores.py", ref["store"], store],
+    res = subprocess.run(["mpirun", "-n", "3", args.test_bin, "resume", store, "--quiet"], capture_output=True, text=True,
+                         timeout=RESUME_S)
+    cmp = subprocess.run(["/usr/bin/python3", f"{args.src}/tests/orchestrator/compare_stores.py", ref["store"], store, "--exact"],
                          capture_output=True, text=True)
     if res.returncode != 0 or cmp.returncode != 0:
         return f"FAILED: resume exit {res.returncode}: {res.stderr.strip()[-300:]} {cmp.stdout.strip()[-300:]}"
@@ -338,6 +359,7 @@ def reference(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("bin")
+    ap.add_argument("test_bin")
     ap.add_argument("src")
     ap.add_argument("work")
     ap.add_argument("--trials", type=int)
@@ -354,6 +376,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "OMPI_MCA_rmaps_base_oversubscribe"):
         os.environ[k] = "1"
+    # OpenMPI 5 (Debian 13) maps through PRRTE, which ignores OpenMPI 4's rmaps_base_oversubscribe.
+    os.environ["PRTE_MCA_rmaps_default_mapping_policy"] = ":oversubscribe"
     os.environ["LINSWEEP_THREADS"] = "1"  # bitwise-equal forwards whatever the layout
     write_spec(f"{args.work}/rpg1.yaml", args.src, 1)
     write_spec(f"{args.work}/rpg2.yaml", args.src, 2)

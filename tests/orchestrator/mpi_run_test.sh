@@ -3,10 +3,16 @@
 # checks that fits and all_linear agree (compare_stores.py); then SIGUSR1 and SIGTERM runs
 # exit 3 and resume to the same tables, a failing unit kind gives exit 1 with the failures in
 # `status`, and SIGKILL at random moments resumes to identical tables.
-# Usage: mpi_run_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
+# After every resume the journal and the unit files must agree: each unit file has exactly one
+# "committed" line (a kill between a unit's rename and its journal line is reconciled by the
+# next writer, marked "recovered"), and no committed line lacks its file.
+# Usage: mpi_run_test.sh LINSWEEP_BINARY TEST_BINARY SOURCE_DIR WORK_DIR [kill-only]
+#   TEST_BINARY: linsweep_test_cli, the command line with the `toy` test experiment, whose units
+#   fail on request. kill-only: only the reference run and the SIGKILL trials
+#   (LINSWEEP_KILL_TRIALS, default 10; ctest's `long` test runs 200).
 set -euo pipefail
-bin="$1"; src="$2"; work="$3"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+bin="$1"; testbin="$2"; src="$3"; work="$4"; only="${5:-}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 export LINSWEEP_THREADS=1   # same threads in every rank count: bitwise-equal forwards
 rm -rf "$work"; mkdir -p "$work"
 spec="$src/examples/fixture.yaml"
@@ -15,12 +21,29 @@ sed -i "s|\.\./tests/|$src/tests/|g" "$work/rpg2.yaml"
 grep -q "ranks_per_group: 2" "$work/rpg2.yaml"
 compare="/usr/bin/python3 $src/tests/orchestrator/compare_stores.py"
 
+journal_agrees() {  # STORE: every unit file committed once in the journal, every committed line with its file
+  /usr/bin/python3 - "$1" <<'PY'
+import json, os, sys
+store = sys.argv[1]
+files = {n[:-3] for n in os.listdir(f"{store}/units")
+         if n.endswith(".h5") and not n.endswith(".arrays.h5") and not n.startswith(".")}
+lines = [json.loads(l) for l in open(f"{store}/journal.jsonl") if l.strip()]
+committed = [e["unit"] for e in lines if e.get("event") == "committed"]
+recovered = sum(1 for e in lines if e.get("event") == "committed" and e.get("recovered"))
+twice = {u for u in committed if committed.count(u) > 1}
+assert not twice, f"committed more than once in the journal: {sorted(twice)}"
+assert set(committed) == files, f"journal and units disagree: {sorted(set(committed) ^ files)}"
+print(f"journal agrees with units/: {len(files)} units, {recovered} recovered")
+PY
+}
+
 "$bin" run "$spec" --store "$work/n1" --quiet
+if [ "$only" != "kill-only" ]; then
 mpirun -n 2 "$bin" run "$spec" --store "$work/n2" --quiet
 mpirun -n 3 "$bin" run "$spec" --store "$work/n3" --quiet
 mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/n3g2" --quiet
-$compare "$work/n1" "$work/n2"
-$compare "$work/n1" "$work/n3"
+$compare "$work/n1" "$work/n2" --exact
+$compare "$work/n1" "$work/n3" --exact
 $compare "$work/n1" "$work/n3g2"
 
 # SIGUSR1 (what Slurm sends before a time limit; mpirun forwards it, while SIGTERM makes
@@ -40,7 +63,7 @@ units=$(ls "$work/term/units" | grep -vc '^\.' || true)
 echo "SIGUSR1 run: exit $code with $units of 18 units committed"
 if [ "$code" -ne 3 ] && [ "$units" -ne 18 ]; then echo "expected exit 3"; exit 1; fi
 mpirun -n 2 "$bin" run "$spec" --store "$work/term" --quiet
-$compare "$work/n1" "$work/term"
+$compare "$work/n1" "$work/term" --exact
 started=$(grep -c '"started"' "$work/term/journal.jsonl")
 committed=$(grep -c '"committed"' "$work/term/journal.jsonl")
 echo "journal: $started started, $committed committed"
@@ -71,22 +94,26 @@ echo "SIGTERM: single process exit $code, every rank of mpirun -n 3 exit $codeal
 [ "$code" -eq 3 ] && [ "$codeall" -eq 3 ]
 "$bin" resume "$work/term1" --quiet
 mpirun -n 3 "$bin" resume "$work/termall" --quiet
-$compare "$work/n1" "$work/term1"
-$compare "$work/n1" "$work/termall"
+$compare "$work/n1" "$work/term1" --exact
+$compare "$work/n1" "$work/termall" --exact
 [ "$(grep -c '"committed"' "$work/termall/journal.jsonl")" -eq 18 ]
 
-# A unit kind that always throws (test hook): retried, recorded, the rest finish, exit 1.
+# Units that always throw (the test experiment `toy` with fail: true, after the fit): retried,
+# recorded, the rest finish, exit 1.
+sed "s|\.\./tests/|$src/tests/|g" "$spec" > "$work/fail.yaml"
+sed -i 's|^experiments:|experiments:\n  toy: {fail: true, after_fit: true}|' "$work/fail.yaml"
 set +e
-LINSWEEP_TEST_FAIL_KIND=all_linear mpirun -n 3 "$bin" run "$spec" --store "$work/fail" --quiet 2>/dev/null
+mpirun -n 3 "$testbin" run "$work/fail.yaml" --store "$work/fail" --quiet 2>/dev/null
 code=$?
 set -e
 failures=$("$bin" status "$work/fail" --json | /usr/bin/python3 -c '
 import json, sys
 s = json.load(sys.stdin)
-assert all("test hook" in f["error"] and f["attempts"] == 3 for f in s["failures"]), s
+assert all("fails on purpose" in f["error"] and f["attempts"] == 3 for f in s["failures"]), s
 print(len(s["failures"]), s["by_kind"]["fit"]["committed"])')
-echo "failing all_linear under mpirun: exit $code; failed units, committed fits: $failures"
+echo "failing toy units under mpirun: exit $code; failed units, committed fits: $failures"
 [ "$code" -eq 1 ] && [ "$failures" = "6 6" ]
+fi
 
 # SIGKILL of the whole mpirun at seeded random moments; each time the rerun resumes and the
 # final tables equal the uninterrupted run's, with no committed unit computed twice. A moment
@@ -112,9 +139,9 @@ for t in $(seq 1 "$trials"); do
   wait "$pid" 2>/dev/null || true
   before=$(committed_units "$work/kill")
   mpirun -n 3 "$bin" run "$spec" --store "$work/kill" --quiet
-  $compare "$work/n1" "$work/kill" >/dev/null
+  $compare "$work/n1" "$work/kill" --exact >/dev/null
   commits=$(grep -c '"committed"' "$work/kill/journal.jsonl")
-  echo "kill trial $t: SIGKILL ${j} ms after unit $k was committed: $before units committed; resumed to $commits commits"
+  echo "kill trial $t: SIGKILL ${j} ms after unit $k was committed: $before units committed; resumed to $commits commits; $(journal_agrees "$work/kill")"
   [ "$commits" -eq 18 ]
 done
 echo "mpi run test passed"

@@ -1,13 +1,15 @@
 // The real `linsweep` binary: results on the fixtures, and exit code 2 with one line naming
 // the file for every kind of bad input.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <sstream>
+#include <vector>
 
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 #ifndef LINSWEEP_BINARY
@@ -62,12 +64,14 @@ TEST_CASE("eval, tokenize and inspect give the reference results") {
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["tokens_scored"] == 248);
-  CHECK(j["ppl"].get<double>() == Approx(test::golden()["tiny-gpt2"]["ppl"].get<double>()).epsilon(1e-5));
-  CHECK(j["nll_sum"].get<double>() == Approx(test::golden()["tiny-gpt2"]["nll_sum"].get<double>()).epsilon(1e-5));
+  CHECK(j["ppl"].get<double>() == Catch::Approx(test::golden()["tiny-gpt2"]["ppl"].get<double>()).epsilon(1e-5));
+  CHECK(j["nll_sum"].get<double>() ==
+        Catch::Approx(test::golden()["tiny-gpt2"]["nll_sum"].get<double>()).epsilon(1e-5));
 
   r = run("tokenize --model " + q(model) + " --in " + q(test::data_dir() + "/tokenizer/edge.txt") + " --json");
   REQUIRE(r.code == 0);
-  CHECK(nlohmann::json::parse(r.out) == nlohmann::json::parse(test::read_text(test::data_dir() + "/tokenizer/edge.k767.json")));
+  CHECK(nlohmann::json::parse(r.out) ==
+        nlohmann::json::parse(test::read_text(test::data_dir() + "/tokenizer/edge.k767.json")));
 
   r = run("inspect --json " + q(test::model_dir("tiny-neox")));
   REQUIRE(r.code == 0);
@@ -92,7 +96,7 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
   struct Case {
     const char* name;
     std::function<std::string(const std::string& d)> setup;  // returns the arguments
-    const char* message;                                      // must appear in the line
+    const char* message;                                     // must appear in the line
   };
   // A broken copy of the tiny GPT-2 model, evaluated on the fixture stream.
   auto broken_model = [&](const std::string& d, const std::function<void(const std::string&)>& damage) {
@@ -102,7 +106,8 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
   };
   auto text_corpus = [&](const std::string& d, const std::string& content, const std::string& extra = "") {
     test::write_text(d + "/corpus.txt", content);
-    return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/corpus.txt") + " --format text " + extra;
+    return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/corpus.txt") + " --format text " +
+           extra;
   };
   auto config = [](const std::string& m, const std::function<void(nlohmann::json&)>& f) {
     auto j = nlohmann::json::parse(test::read_text(m + "/config.json"));
@@ -111,7 +116,9 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
   };
   const Case cases[] = {
       {"bad_truncated_weights",
-       [&](auto d) { return broken_model(d, [](auto m) { std::filesystem::resize_file(m + "/model.safetensors", 6); }); },
+       [&](auto d) {
+         return broken_model(d, [](auto m) { std::filesystem::resize_file(m + "/model.safetensors", 6); });
+       },
        "model.safetensors: truncated"},
       {"bad_header_past_end",
        [&](auto d) {
@@ -121,25 +128,32 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
       {"bad_offsets_overlap",
        [&](auto d) {
          return broken_model(d, [](auto m) {
-           edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["data_offsets"] = h["ln_f.weight"]["data_offsets"]; });
+           edit_header(m + "/model.safetensors",
+                       [](auto& h) { h["ln_f.bias"]["data_offsets"] = h["ln_f.weight"]["data_offsets"]; });
          });
        },
        "overlap"},
       {"bad_offsets_outside",
        [&](auto d) {
          return broken_model(d, [](auto m) {
-           edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["data_offsets"] = {1u << 30, (1u << 30) + 256}; });
+           edit_header(m + "/model.safetensors", [](auto& h) {
+             h["ln_f.bias"]["data_offsets"] = {1u << 30, (1u << 30) + 256};
+           });
          });
        },
        "outside the data section"},
       {"bad_unknown_dtype",
        [&](auto d) {
-         return broken_model(d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["dtype"] = "F12"; }); });
+         return broken_model(d, [](auto m) {
+           edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["dtype"] = "F12"; });
+         });
        },
        "unknown dtype 'F12'"},
       {"bad_unsupported_weight_dtype",
        [&](auto d) {
-         return broken_model(d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["dtype"] = "I32"; }); });
+         return broken_model(d, [](auto m) {
+           edit_header(m + "/model.safetensors", [](auto& h) { h["ln_f.bias"]["dtype"] = "I32"; });
+         });
        },
        "weights must be F32, F16 or BF16"},
       {"bad_shape_vs_config",
@@ -147,14 +161,17 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
        "but config.json implies [1000, 64]"},
       {"bad_missing_tensor",
        [&](auto d) {
-         return broken_model(d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h.erase("h.1.ln_2.bias"); }); });
+         return broken_model(
+             d, [](auto m) { edit_header(m + "/model.safetensors", [](auto& h) { h.erase("h.1.ln_2.bias"); }); });
        },
        "tensor 'h.1.ln_2.bias' is missing"},
       {"bad_missing_config",
        [&](auto d) { return broken_model(d, [](auto m) { std::filesystem::remove(m + "/config.json"); }); },
        "config.json: missing"},
       {"bad_invalid_config",
-       [&](auto d) { return broken_model(d, [](auto m) { test::write_text(m + "/config.json", "{\"n_embd\": 64,"); }); },
+       [&](auto d) {
+         return broken_model(d, [](auto m) { test::write_text(m + "/config.json", "{\"n_embd\": 64,"); });
+       },
        "config.json: invalid JSON"},
       {"bad_architecture",
        [&](auto d) { return broken_model(d, [&](auto m) { config(m, [](auto& j) { j["model_type"] = "mamba"; }); }); },
@@ -170,7 +187,8 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
       {"bad_utf8_corpus", [&](auto d) { return text_corpus(d, "fine text then \xc3\x28 broken"); },
        "corpus.txt: invalid UTF-8 at byte 15"},
       {"bad_empty_corpus", [&](auto d) { return text_corpus(d, ""); }, "corpus.txt: corpus is empty"},
-      {"bad_split_past_end", [&](auto d) { return text_corpus(d, "a short text", "--start 5 --tokens 100 --context 4"); },
+      {"bad_split_past_end",
+       [&](auto d) { return text_corpus(d, "a short text", "--start 5 --tokens 100 --context 4"); },
        "runs past the end of the stream"},
       {"bad_context_too_long",
        [&](auto d) {
@@ -178,7 +196,9 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
        },
        "longer than the model's 256 positions"},
       {"bad_format",
-       [&](auto d) { return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(good_corpus) + " --format csv"; },
+       [&](auto d) {
+         return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(good_corpus) + " --format csv";
+       },
        "corpus format 'csv' is unknown"},
       {"bad_missing_corpus",
        [&](auto d) { return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/nope.txt"); },
@@ -198,8 +218,8 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
          std::string data;
          for (int id : {1, 2, 3, 4, 5, 6, 7, 5000})
            for (int k = 0; k < 4; ++k) data += static_cast<char>((id >> (8 * k)) & 0xFF);
-         test::write_text(d + "/ids.npy", std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' +
-                                              header + data);
+         test::write_text(d + "/ids.npy", std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) +
+                                              '\0' + header + data);
          return "eval --model " + q(test::model_dir("tiny-gpt2")) + " --corpus " + q(d + "/ids.npy") + " --context 4";
        },
        "outside the model's vocabulary"},
@@ -234,6 +254,57 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
   }
 }
 
+// Display columns of a UTF-8 line (every code point counts one).
+static std::size_t columns_of(const std::string& line) {
+  return static_cast<std::size_t>(
+      std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+TEST_CASE("CLI conventions: short help, --version, usage lines, 100 columns, an example per command") {
+  const Run bare = run("");
+  REQUIRE(bare.code == 0);
+  CHECK(bare.out == run("--help").out);
+  CHECK(bare.out.find("\nUsage: linsweep [OPTIONS] SUBCOMMAND\n") != std::string::npos);
+  // The subcommands, from the short help's list (continuation lines are indented further).
+  std::vector<std::string> commands;
+  const auto list = bare.out.find("Subcommands:\n");
+  REQUIRE(list != std::string::npos);
+  std::istringstream lines(bare.out.substr(list + 13));
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 2 && line.rfind("  ", 0) == 0 && line[2] != ' ')
+      commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  CHECK(commands.size() >= 14);
+  for (const char* c : {"query", "plan", "run", "resume", "submit", "eval", "experiments"})
+    CHECK(std::find(commands.begin(), commands.end(), c) != commands.end());
+
+  const Run v = run("--version");
+  REQUIRE(v.code == 0);
+  CHECK(v.out.rfind("linsweep ", 0) == 0);
+  CHECK(v.out.find("\nLibTorch ") != std::string::npos);
+  CHECK(v.out.find("\nHDF5 ") != std::string::npos);
+  CHECK(v.out.find("MPI") != std::string::npos);
+  CHECK(std::count(v.out.begin(), v.out.end(), '\n') == 4);
+
+  commands.insert(commands.begin(), "");
+  for (const auto& cmd : commands) {
+    INFO("linsweep " << cmd << " --help");
+    const Run h = run(cmd + " --help");
+    CHECK(h.code == 0);
+    CHECK(h.err.empty());
+    CHECK(h.out.find(LINSWEEP_BINARY) == std::string::npos);
+    std::istringstream text(h.out);
+    std::string last, usage;
+    for (std::string line; std::getline(text, line);) {
+      INFO(line);
+      CHECK(columns_of(line) <= 100);
+      if (!line.empty()) last = line;
+      if (usage.empty() && line.rfind("Usage:", 0) == 0) usage = line;
+    }
+    CHECK(usage.rfind("Usage: linsweep " + (cmd.empty() ? "" : cmd + " "), 0) == 0);
+    CHECK(last.rfind("Example: linsweep " + cmd, 0) == 0);
+  }
+}
+
 // The sample store written by test_storage "[.sample]" (ctest fixture), copied before use.
 static std::string sample_store_copy(const ScratchDir& dir) {
   const char* src = std::getenv("LINSWEEP_SAMPLE_STORE");
@@ -242,15 +313,80 @@ static std::string sample_store_copy(const ScratchDir& dir) {
   return dir / "store";
 }
 
+TEST_CASE("overrides change the spec from the command line, validated as if written in it") {
+  const std::string spec = std::string(LINSWEEP_SOURCE_DIR) + "/examples/fixture.yaml";
+  Run r = run("plan " + q(spec) + " context=64 'experiments.fit.lambda=[0.5]' --show-spec");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("context: 64\n") != std::string::npos);
+  CHECK(r.out.find("fit: {lambda: [0.5]}") != std::string::npos);
+
+  auto units = [&](const std::string& overrides) {
+    const Run p = run("plan " + q(spec) + " " + overrides + " --json");
+    REQUIRE(p.code == 0);
+    return nlohmann::json::parse(p.out)["units"];
+  };
+  const auto all = units("");
+  const auto no_all_linear = units("~experiments.all_linear");
+  CHECK(no_all_linear.size() < all.size());
+  for (const auto& u : no_all_linear) CHECK(u["kind"] != "all_linear");
+  const auto clusters = units("'+experiments.clusters={k: 4}'");
+  CHECK(std::any_of(clusters.begin(), clusters.end(), [](const auto& u) { return u["kind"] == "clusters"; }));
+  CHECK(units("'models[1].name=renamed'").dump().find("renamed") != std::string::npos);
+  const auto two_models = units("'~models[1]'");
+  CHECK(two_models.size() < all.size());
+  for (const auto& u : two_models) CHECK(u["model"] != "tiny-neox");
+
+  struct Bad {
+    std::string override_text, message;
+  };
+  const Bad bad[] = {
+      {"'experiments.fit.lambda=[-1]'",
+       "override 'experiments.fit.lambda=[-1]': experiments.fit.lambda: -1 is out of range"},
+      {"contxt=64", "'contxt' is not in the spec (did you mean 'context'?); write +contxt=... to add it"},
+      {"+context=3", "'context' is in the spec already"},
+      {"'models[9].path=/x'", "'models[9]' is not in the spec"},
+      {"'context=[1'", "the value is not YAML"},
+      {"'models[1].path=/data/pythia-410m'", "override 'models[1].path=/data/pythia-410m': models[1].path: "},
+      {"context=1", "override 'context=1': context: "},
+      {"'~experiments.nosuch'", "'experiments.nosuch' is not in the spec"},
+      {"'~models'", "override '~models': models: expected a non-empty list"},
+      {"context", "expected key.path=value"},
+  };
+  for (const auto& b : bad) {
+    INFO(b.override_text);
+    r = run("plan " + q(spec) + " " + b.override_text);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+
+  // The store records the overrides: resume plans the same units and finds them done.
+  ScratchDir dir;
+  const std::string store = dir / "store";
+  r = run("run " + q(spec) + " --store " + q(store) +
+          " 'models=[{name: tiny-gpt2, path: ../tests/data/models/tiny-gpt2}]' 'layers=[0]' '~experiments.all_linear' "
+          "--quiet");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(test::read_text(store + "/run.json"))["overrides"].size() == 3);
+  const std::string frozen = test::read_text(store + "/spec.yaml");  // the resolved spec, as --show-spec prints it
+  CHECK(frozen.find("with overrides: models=") != std::string::npos);
+  CHECK(frozen.find("all_linear:") == std::string::npos);
+  CHECK(frozen.find("tiny-neox") == std::string::npos);
+  r = run("resume " + q(store));
+  REQUIRE(r.code == 0);
+  CHECK((r.out + r.err).find("4 units: 4 already done, 0 run now") != std::string::npos);
+}
+
 TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
   ScratchDir dir;
   const std::string store = sample_store_copy(dir);
-  Run r = run("query " + q(store) + " all_linear --where layer=100..200 --where corpus=corpus-2 --columns model,layer --json");
+  Run r = run("query " + q(store) +
+              " all_linear --where layer=100..200 --where corpus=corpus-2 --columns model,layer --json");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out) == nlohmann::json::parse(R"([{"model":"model-2","layer":200}])"));
   r = run("query " + q(store) + " fits --format csv --sort -layer --columns layer");
   REQUIRE(r.code == 0);
-  CHECK(r.out.rfind("\"layer\"\n\"201\"\n\"200\"\n", 0) == 0);
+  CHECK(r.out.rfind("layer\n201\n200\n", 0) == 0);  // RFC 4180: numbers bare, names unquoted
   r = run("query " + q(store) + " gates --format md --columns gate");
   CHECK(r.out.find("| gate |") == 0);
 
@@ -264,10 +400,24 @@ TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
   r = run("plot " + q(store) + " --out " + q(dir / "fig") + " --json");
   REQUIRE(r.code == 0);
   j = nlohmann::json::parse(r.out);
-  // 4 all_linear + 4 all_linear_models (one per corpus) + 4 gate_share + 4 token_context + 1 delta histogram
-  // (no sample gate row is chosen: no gate_delta)
-  CHECK(j["files"].size() == 17);
-  CHECK(test::read_text(dir / "fig/delta_hist_model-1_layer1-gate.svg").find("<svg") == 0);
+  // Per model: all_linear, gate_share and cost_vs_share (4 models); per corpus: Fig. 1 (4
+  // corpora). No sample gate row is chosen (no Fig. 2, 5 or gate_delta), the sample rows carry no
+  // parameter count (no Fig. 3), and the sample store's shard belongs to no capture unit (no
+  // histogram).
+  CHECK(j["files"].size() == 16);
+  CHECK(test::read_text(dir / "fig/all_linear_model-1.svg").find("<svg") == 0);
+
+  r = run("report " + q(store) + " --out " + q(dir / "site") + " --json");
+  REQUIRE(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["figures"] == 16);
+  CHECK(j["tables"] ==
+        nlohmann::json::parse(run("tables " + q(store) + " --out " + q(dir / "t2") + " --json").out)["tables"].size());
+  const std::string html = test::read_text(dir / "site/index.html");
+  CHECK(html.find("<nav id=\"contents\">") != std::string::npos);
+  CHECK(html.find("href=\"csv/all_linear_extremes.csv\"") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "site/csv/all_linear_extremes.csv"));
+  CHECK(std::filesystem::exists(dir / "site/figures/all_linear_model-1.svg"));
 
   r = run("query " + q(store) + " fits --consolidated --json --columns unit");
   REQUIRE(r.code == 0);
@@ -297,12 +447,15 @@ TEST_CASE("[store] bad stores exit 2 with one line naming the file", "[store]") 
        },
        "tables STORE", "unit-2.h5: not a linsweep unit file (no seal"},
       {"bad_newer_schema",
-       [](const std::string& s) { test::write_text(s + "/store.json", R"({"format":"linsweep-store","schema_version":7})"); },
+       [](const std::string& s) {
+         test::write_text(s + "/store.json", R"({"format":"linsweep-store","schema_version":7})");
+       },
        "query STORE fits", "newer than this build"},
       {"bad_not_a_store", [](const std::string& s) { std::filesystem::remove(s + "/store.json"); }, "plot STORE",
        "not a linsweep store"},
       {"bad_consolidated", [](const std::string& s) { test::write_text(s + "/store.h5", "HDF? no"); },
-       "query STORE fits --consolidated", "store.h5: not an HDF5 file (truncated or corrupted?); run `linsweep rebuild"},
+       "query STORE fits --consolidated",
+       "store.h5: not an HDF5 file (truncated or corrupted?); run `linsweep rebuild"},
       {"bad_unknown_table", [](const std::string&) {}, "query STORE tabel", "unknown table 'tabel'"},
       {"bad_where", [](const std::string&) {}, "query STORE fits --where layer", "expected col=value"},
       {"bad_where_number", [](const std::string&) {}, "query STORE fits --where layer=abc", "'abc' is not a number"},

@@ -1,11 +1,10 @@
 // The progress line: counts, throughput, ETA; live redraws versus periodic log lines.
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <string>
 #include <thread>
 
 #include "orchestrator/progress.hpp"
+#include "support/catch.hpp"
 
 using namespace linsweep;
 
@@ -24,8 +23,8 @@ std::string contents(std::FILE* f) {
 }  // namespace
 
 TEST_CASE("format_duration") {
-  const std::pair<double, const char*> cases[] = {{0, "0s"}, {44.6, "45s"}, {60, "1m00s"}, {192, "3m12s"}, {3600, "1h00m"},
-                                                  {3840, "1h04m"}, {-1, "?"}, {1.0 / 0.0, "?"}};
+  const std::pair<double, const char*> cases[] = {{0, "0s"},       {44.6, "45s"},   {60, "1m00s"}, {192, "3m12s"},
+                                                  {3600, "1h00m"}, {3840, "1h04m"}, {-1, "?"},     {1.0 / 0.0, "?"}};
   for (const auto& [s, want] : cases) CHECK(format_duration(s) == want);
 }
 

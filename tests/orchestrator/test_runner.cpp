@@ -1,27 +1,30 @@
 // Single-process runs: fits and all-linear costs against the golden values; resume runs nothing twice.
-#include <catch2/catch.hpp>
-
 #include "common/errors.hpp"
+#include "orchestrator/deadline_guard.hpp"
 #include "orchestrator/plan.hpp"
 #include "orchestrator/runner.hpp"
 #include "orchestrator/spec.hpp"
+#include "orchestrator/sweep_setup.hpp"
 #include "storage/store.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
 using linsweep::test::ScratchDir;
 
 namespace {
 
 std::string golden_spec(const ScratchDir& dir, const std::string& model) {
   const auto& g = test::golden()[model];
-  const std::string text =
-      "store: " + (dir / "store") + "\ncontext: " + std::to_string(g["context"].get<int>()) + "\nmodels:\n  - {name: " + model +
-      ", path: " + test::model_dir(model) + "}\ncorpora:\n  - {name: stream, path: " + test::tokens_file(model) +
-      "}\nsplits:\n  eval: {start: " + std::to_string(g["eval"]["start"].get<int>()) +
-      ", tokens: " + std::to_string(g["eval"]["tokens"].get<int>()) + "}\n  fit: {start: " +
-      std::to_string(g["fit"]["start"].get<int>()) + ", tokens: " + std::to_string(g["fit"]["tokens"].get<int>()) +
-      "}\nexperiments:\n  fit: {lambda: [0.01, 0.5]}\n  all_linear: {bootstrap: 200}\n";
+  const std::string text = "store: " + (dir / "store") + "\ncontext: " + std::to_string(g["context"].get<int>()) +
+                           "\nmodels:\n  - {name: " + model + ", path: " + test::model_dir(model) +
+                           "}\ncorpora:\n  - {name: stream, path: " + test::tokens_file(model) +
+                           "}\nsplits:\n  eval: {start: " + std::to_string(g["eval"]["start"].get<int>()) +
+                           ", tokens: " + std::to_string(g["eval"]["tokens"].get<int>()) +
+                           "}\n  fit: {start: " + std::to_string(g["fit"]["start"].get<int>()) +
+                           ", tokens: " + std::to_string(g["fit"]["tokens"].get<int>()) +
+                           "}\nexperiments:\n  fit: {lambda: [0.01, 0.5]}\n  all_linear: {bootstrap: 200}\n";
   test::write_text(dir / "spec.yaml", text);
   return dir / "spec.yaml";
 }
@@ -48,8 +51,8 @@ TEST_CASE("run: every layer's fit and all-linear cost; layer 1 matches the golde
       if (std::get<std::int64_t>(r[1]) != g["layer"].get<int>()) continue;
       found = true;
       CHECK(std::abs(std::get<double>(r[5]) - g["delta_pct"].get<double>()) < 1e-4);
-      CHECK(std::get<double>(r[4]) == Approx(g["ppl_all_linear"].get<double>()).epsilon(1e-5));
-      CHECK(std::get<double>(r[3]) == Approx(g["ppl"].get<double>()).epsilon(1e-5));
+      CHECK(std::get<double>(r[4]) == Catch::Approx(g["ppl_all_linear"].get<double>()).epsilon(1e-5));
+      CHECK(std::get<double>(r[3]) == Catch::Approx(g["ppl"].get<double>()).epsilon(1e-5));
       CHECK(std::get<double>(r[6]) <= std::get<double>(r[5]));  // the interval holds the estimate
       CHECK(std::get<double>(r[7]) >= std::get<double>(r[5]));
     }
@@ -67,34 +70,40 @@ TEST_CASE("run: every layer's fit and all-linear cost; layer 1 matches the golde
   }
 }
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "storage/store_status.hpp"
 
 TEST_CASE("run: a failing unit is retried, recorded with its message, its dependents skipped; exit 1") {
+  // `toy` (tests/support/test_experiments.cpp) fails on request: two toy units per model and
+  // corpus after the fit, and a toy_after unit that depends on both.
   ScratchDir dir;
-  std::string spec = golden_spec(dir, "tiny-gpt2");
-  test::write_text(spec, test::read_text(spec) + "runtime: {retries: 1}\n");
-  setenv("LINSWEEP_TEST_FAIL_KIND", "fit", 1);
+  const std::string base = test::read_text(golden_spec(dir, "tiny-gpt2"));
+  const std::string spec = dir / "spec.yaml";
+  test::write_text(spec, base + "  toy: {units: 2, fail: true, after_fit: true}\nruntime: {retries: 1}\n");
   RunOptions quiet;
   quiet.quiet = true;
-  const int code = run_sweep(spec, quiet);
-  unsetenv("LINSWEEP_TEST_FAIL_KIND");
-  CHECK(code == 1);
+  CHECK(run_sweep(spec, quiet) == 1);
   const Store store = Store::open_read(dir / "store");
   const StoreStatus st = summarize_store(store);
   CHECK(st.by_kind.at("stats").committed == 1);
-  CHECK(st.by_kind.at("fit").failed == 1);
-  CHECK(st.by_kind.count("all_linear") == 0);  // skipped: never started
-  REQUIRE(st.failures.size() == 1);
-  CHECK(st.failures[0].attempts == 2);  // the first try and one retry
-  CHECK(st.failures[0].error.find("test hook") != std::string::npos);
-  // Without the hook the rerun completes what is missing and runs stats again not at all.
+  CHECK(st.by_kind.at("fit").committed == 1);
+  CHECK(st.by_kind.at("all_linear").committed == 1);
+  CHECK(st.by_kind.at("toy").failed == 2);
+  CHECK(st.by_kind.at("toy_after").pending == 1);  // skipped, never started: still to run
+  CHECK(st.by_kind.at("toy_after").committed == 0);
+  REQUIRE(st.failures.size() == 2);
+  for (const auto& f : st.failures) {
+    CHECK(f.attempts == 2);  // the first try and one retry
+    CHECK(f.error.find("fails on purpose") != std::string::npos);
+  }
+  // Once the toy units stop failing, the rerun completes what is missing and reruns nothing else.
+  test::write_text(spec, base + "  toy: {units: 2, after_fit: true}\n");
   CHECK(run_sweep(spec, quiet) == 0);
   const StoreStatus after = summarize_store(store);
-  CHECK(after.committed() == 3);
-  CHECK(after.failures.empty());
+  CHECK(after.by_kind.at("stats").committed == 1);
+  CHECK(after.by_kind.at("toy").committed == 2);
+  CHECK(after.by_kind.at("toy_after").committed == 1);
 }
 
 TEST_CASE("run: one log per unit, tokens in the journal, run.json for resume") {
@@ -106,7 +115,7 @@ TEST_CASE("run: one log per unit, tokens in the journal, run.json for resume") {
   const Store store = Store::open_read(dir / "store");
   for (const auto& id : store.committed_units()) {
     const std::string log = test::read_text(store.unit_log_path(id));
-    CHECK(log.find("attempt 1 started") != std::string::npos);
+    CHECK(log.find("attempt 1 assigned to group 0 (rank 0, 1 rank)") != std::string::npos);
     CHECK(log.find("committed after ") != std::string::npos);
   }
   const StoreStatus st = summarize_store(store);
@@ -118,9 +127,9 @@ TEST_CASE("run: one log per unit, tokens in the journal, run.json for resume") {
   CHECK(resumed.store_override == dir / "store");
   SECTION("bad_: resume without run.json or with the spec gone") {
     std::filesystem::remove(spec);
-    CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), Catch::Contains("no longer exists"));
+    CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), ContainsSubstring("no longer exists"));
     std::filesystem::remove(dir / "store/run.json");
-    CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), Catch::Contains("run.json: missing"));
+    CHECK_THROWS_WITH(recorded_spec(dir / "store", &resumed), ContainsSubstring("run.json: missing"));
   }
 }
 
@@ -165,5 +174,5 @@ TEST_CASE("run --units: only the listed units run; the others are left for their
   CHECK(Store::open_read(dir / "store").committed_units().size() == 2);
   test::write_text(dir / "bad.txt", "fit-000000000000000000000000\n");
   o.units_file = dir / "bad.txt";
-  CHECK_THROWS_WITH(run_sweep(spec, o), Catch::Contains("is not in this spec's plan"));
+  CHECK_THROWS_WITH(run_sweep(spec, o), ContainsSubstring("is not in this spec's plan"));
 }

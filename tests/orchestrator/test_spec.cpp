@@ -1,14 +1,15 @@
 // Sweep spec: the example loads with its defaults; every kind of mistake names file, line, field.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "orchestrator/spec.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
 using linsweep::test::ScratchDir;
 
 namespace {
@@ -36,8 +37,8 @@ TEST_CASE("good_: the example spec loads with paths resolved and defaults filled
   CHECK(s.splits.at("eval").start == 2560);
   CHECK(s.layers.all);
   CHECK(s.layers.resolve(3) == std::vector<std::int64_t>{0, 1, 2});
-  CHECK(nlohmann::json::parse(s.experiments.at("fit"))["lambda"].size() == 3);
-  CHECK(nlohmann::json::parse(s.experiments.at("all_linear"))["bootstrap"] == 1000);
+  CHECK(s.experiments.at("fit")["lambda"].size() == 3);
+  CHECK(s.experiments.at("all_linear")["bootstrap"] == 1000);
   CHECK(s.runtime.ranks_per_group == 1);
   CHECK(s.resources.tasks_per_node == 2);
   CHECK(s.text.find("tiny-neox-seq") != std::string::npos);
@@ -48,16 +49,18 @@ TEST_CASE("good_: defaults for an almost empty spec; layer lists and ranges") {
   ScratchDir dir;
   {
     const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
-    test::write_text(dir / "min.yaml", "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n");
+    test::write_text(dir / "min.yaml",
+                     "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n");
     CHECK(load_spec(dir / "min.yaml").context == 256);  // default 512, capped by the model's positions
   }
-  const SweepSpec s = load_spec(write_spec(dir, "layers: [2, \"0-1\", 1]\nexperiments:\n  fit:\n  gate: {variants: [linear, \"pca:2\"]}\n"));
+  const SweepSpec s = load_spec(
+      write_spec(dir, "layers: [2, \"0-1\", 1]\nexperiments:\n  fit:\n  gate: {variants: [linear, \"pca:2\"]}\n"));
   CHECK(s.runtime.batch == 8);
   CHECK(s.context == 32);
   CHECK(s.runtime.device == "auto");
   CHECK(s.layers.resolve(3) == std::vector<std::int64_t>{0, 1, 2});
-  CHECK(nlohmann::json::parse(s.experiments.at("fit"))["lambda"] == nlohmann::json::array({0.01}));
-  CHECK(nlohmann::json::parse(s.experiments.at("gate"))["variants"].size() == 2);
+  CHECK(s.experiments.at("fit")["lambda"] == nlohmann::json::array({0.01}));
+  CHECK(s.experiments.at("gate")["variants"].size() == 2);
 }
 
 TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
@@ -73,7 +76,8 @@ TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
       {"bad_range", "runtime:\n  ranks_per_group: 0\n", "runtime.ranks_per_group: 0 is outside 1..4096"},
       {"bad_overlap", "splits:\n  fit: {start: 0, tokens: 100}\n  eval: {start: 50, tokens: 100}\n",
        ":9: splits.eval: overlaps splits.fit [0, 100)"},
-      {"bad_short_split", "splits:\n  fit: {start: 0, tokens: 10}\n", "splits.fit.tokens: 10 tokens hold no window of 32"},
+      {"bad_short_split", "splits:\n  fit: {start: 0, tokens: 10}\n",
+       "splits.fit.tokens: 10 tokens hold no window of 32"},
       {"bad_layers", "layers: [0, 7]\n", ":7: layers: layer 7 is outside model 'a' (layers 0..2)"},
       {"bad_layer_range", "layers: [\"3-1\"]\n", "is not a layer or an ascending"},
       {"bad_experiment", "experiments:\n  fitt: {}\n", ":8: experiments.fitt: unknown key (known: "},
@@ -82,23 +86,50 @@ TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
       {"bad_corpus_ref", "experiments:\n  nofly: {source: wiki}\n", "'wiki' is not a corpus of this spec"},
       {"bad_yaml", "runtime: [unclosed\n", "invalid YAML"},
       {"bad_dtype", "runtime: {dtype: float64}\n", "runtime.dtype: expected float32"},
-      {"bad_gate_variant", "experiments:\n  gate: {variants: [linear, \"pca:0\"]}\n", ":8: experiments.gate.variants: 'pca:0' is not a gate variant"},
-      {"bad_gate_variant_twice", "experiments:\n  gate: {variants: [linear, linear]}\n", "lists a gate variant twice"},
+      {"bad_gate_variant", "experiments:\n  gate: {variants: [linear, \"pca:0\"]}\n",
+       ":8: experiments.gate.variants: 'pca:0' is not a gate variant"},
+      {"bad_gate_variant_twice", "experiments:\n  gate: {variants: [linear, linear]}\n",
+       "experiments.gate.variants: lists \"linear\" twice"},
       {"bad_gate_variant_huge", "experiments:\n  gate: {variants: [\"mlp:9999999\"]}\n", "is not a gate variant"},
-      {"bad_gate_variant_name", "experiments:\n  gate: {variants: [svm]}\n", "'svm' is not a gate variant (linear, pca:K or mlp:H"},
-      {"bad_holdout", "experiments:\n  clusters: {holdout: 1.5}\n", "experiments.clusters.holdout: expected a fraction between 0 and 1"},
-      {"bad_k", "experiments:\n  clusters: {k: 0}\n", "experiments.clusters.k: expected at least 1"},
-      {"bad_nofly_layer", "experiments:\n  nofly: {layer: 9}\n", "experiments.nofly.layer: layer 9 is outside model 'a'"},
-      {"bad_nofly_self", "experiments:\n  nofly: {source: s, targets: [s]}\n", "the source corpus cannot be its own target"},
-      {"bad_tc_layers", "experiments:\n  token_context: {layers: [5]}\n", "experiments.token_context.layers: layer 5 is outside model 'a'"},
-      {"bad_trainable", "experiments:\n  progressive: {trainable: [attention, bias]}\n", "experiments.progressive.trainable: 'bias' is not a parameter group"},
-      {"bad_progressive_order", "experiments:\n  progressive: {order: [1, 7]}\n", "experiments.progressive.order: layer 7 is outside model 'a'"},
-      {"bad_progressive_twice", "experiments:\n  progressive: {order: [1, 1]}\n", "experiments.progressive.order: lists a layer twice"},
-      {"bad_progressive_model", "experiments:\n  progressive: {model: b}\n", "experiments.progressive.model: 'b' is not a model of this spec"},
-      {"bad_finetune_variant", "experiments:\n  finetune: {variants: [lora]}\n", "experiments.finetune.variants: 'lora' is not a finetune variant"},
-      {"bad_finetune_lr", "experiments:\n  finetune: {lr: 0}\n", "experiments.finetune.lr: expected a positive learning rate"},
-      {"bad_finetune_fraction", "experiments:\n  finetune: {phase1_fraction: 2}\n", "experiments.finetune.phase1_fraction: expected a fraction"},
-      {"bad_finetune_batch", "experiments:\n  finetune: {batch: 0}\n", "experiments.finetune.batch: expected at least 1"},
+      {"bad_gate_variant_name", "experiments:\n  gate: {variants: [svm]}\n",
+       "'svm' is not a gate variant (linear, pca:K or mlp:H"},
+      {"bad_holdout", "experiments:\n  clusters: {holdout: 1.5}\n",
+       "experiments.clusters.holdout: 1.5 is out of range (expected in (0, 1))"},
+      {"bad_k", "experiments:\n  clusters: {k: 0}\n", "experiments.clusters.k: 0 is out of range (expected ≥ 1)"},
+      {"bad_nofly_layer", "experiments:\n  nofly: {layer: 9}\n",
+       "experiments.nofly.layer: layer 9 is outside model 'a'"},
+      {"bad_nofly_self", "experiments:\n  nofly: {source: s, targets: [s]}\n",
+       "the source corpus cannot be its own target"},
+      {"bad_tc_layers", "experiments:\n  token_context: {layers: [5]}\n",
+       "experiments.token_context.layers: layer 5 is outside model 'a'"},
+      {"bad_trainable", "experiments:\n  progressive: {trainable: [attention, bias]}\n",
+       "experiments.progressive.trainable: 'bias' is not one of attention, mlp, layernorm, head, embeddings"},
+      {"bad_progressive_order", "experiments:\n  progressive: {order: [1, 7]}\n",
+       "experiments.progressive.order: layer 7 is outside model 'a'"},
+      {"bad_progressive_twice", "experiments:\n  progressive: {order: [1, 1]}\n",
+       "experiments.progressive.order: lists 1 twice"},
+      {"bad_progressive_model", "experiments:\n  progressive: {model: b}\n",
+       "experiments.progressive.model: 'b' is not a model of this spec"},
+      {"bad_finetune_variant", "experiments:\n  finetune: {variants: [lora]}\n",
+       "experiments.finetune.variants: 'lora' is not one of linearized, two_phase, control"},
+      {"bad_finetune_lr", "experiments:\n  finetune: {lr: 0}\n",
+       "experiments.finetune.lr: 0 is out of range (expected > 0)"},
+      {"bad_finetune_fraction", "experiments:\n  finetune: {phase1_fraction: 2}\n",
+       "experiments.finetune.phase1_fraction: 2 is out of range (expected in [0, 1])"},
+      {"bad_finetune_batch", "experiments:\n  finetune: {batch: 0}\n",
+       "experiments.finetune.batch: 0 is out of range (expected ≥ 1)"},
+      {"bad_lambda_negative", "experiments:\n  fit: {lambda: [-1]}\n",
+       ":8: experiments.fit.lambda: -1 is out of range (expected > 0)"},
+      {"bad_lambda_zero", "experiments:\n  fit: {lambda: 0}\n",
+       "experiments.fit.lambda: 0 is out of range (expected > 0)"},
+      {"bad_lambda_empty", "experiments:\n  fit: {lambda: []}\n",
+       "experiments.fit.lambda: expected at least one value"},
+      {"bad_bootstrap", "experiments:\n  all_linear: {bootstrap: 0}\n",
+       "experiments.all_linear.bootstrap: 0 is out of range (expected ≥ 1)"},
+      {"bad_seed", "experiments:\n  gate: {seed: -2}\n", "experiments.gate.seed: -2 is out of range (expected ≥ 0)"},
+      {"bad_min_positive", "experiments:\n  nofly: {min_positive: 1.5}\n",
+       "experiments.nofly.min_positive: 1.5 is out of range"},
+      {"bad_compound_alone", "experiments:\n  compound: {}\n", "experiments.compound: needs experiments.gate"},
   };
   for (const auto& c : cases) {
     INFO(c.name);
@@ -125,25 +156,31 @@ TEST_CASE("bad_: missing files, duplicate names and a context past a model's pos
     const char* message;
   };
   const Case cases[] = {
-      {"bad_model_path", "store: s\nmodels:\n  - {name: a, path: /nonexistent/model}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+      {"bad_model_path",
+       "store: s\nmodels:\n  - {name: a, path: /nonexistent/model}\ncorpora:\n  - {name: s, path: " + c + "}\n",
        ":3: models[0].path: /nonexistent/model: not a model directory"},
-      {"bad_corpus_path", "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: nope.txt}\n",
+      {"bad_corpus_path",
+       "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: nope.txt}\n",
        ":5: corpora[0].path: '"},
       {"bad_duplicate_model",
-       "store: s\nmodels:\n  - {name: a, path: " + m + "}\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+       "store: s\nmodels:\n  - {name: a, path: " + m + "}\n  - {name: a, path: " + m +
+           "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
        ":4: models[1].name: duplicate model name 'a'"},
       {"bad_duplicate_corpus",
-       "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n  - {name: s, path: " + c + "}\n",
+       "store: s\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c +
+           "}\n  - {name: s, path: " + c + "}\n",
        "corpora[1].name: duplicate corpus name 's'"},
-      {"bad_context", "store: s\ncontext: 4096\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+      {"bad_context",
+       "store: s\ncontext: 4096\nmodels:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
        ":2: context: 4096 is longer than model 'a' allows (256 positions)"},
       {"bad_no_models", "store: s\ncorpora:\n  - {name: s, path: " + c + "}\n", "models: expected a non-empty list"},
-      {"bad_no_store", "models:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n", "store: missing"},
+      {"bad_no_store", "models:\n  - {name: a, path: " + m + "}\ncorpora:\n  - {name: s, path: " + c + "}\n",
+       "store: missing"},
   };
   for (const auto& cs : cases) {
     INFO(cs.name);
     test::write_text(dir / "spec.yaml", cs.text);
-    CHECK_THROWS_WITH(load_spec(dir / "spec.yaml"), Catch::Contains(cs.message) && Catch::StartsWith(dir / "spec.yaml"));
+    CHECK_THROWS_WITH(load_spec(dir / "spec.yaml"), ContainsSubstring(cs.message) && StartsWith(dir / "spec.yaml"));
   }
 }
 
@@ -151,7 +188,8 @@ TEST_CASE("bad_: model and corpus names that would leave the store as file names
   ScratchDir dir;
   const std::string m = test::model_dir("tiny-gpt2"), c = test::tokens_file("tiny-gpt2");
   auto spec = [&](const std::string& model, const std::string& corpus) {
-    return "store: s\nmodels:\n  - {name: " + model + ", path: " + m + "}\ncorpora:\n  - {name: " + corpus + ", path: " + c + "}\n";
+    return "store: s\nmodels:\n  - {name: " + model + ", path: " + m + "}\ncorpora:\n  - {name: " + corpus +
+           ", path: " + c + "}\n";
   };
   struct Case {
     const char* name;
@@ -159,12 +197,14 @@ TEST_CASE("bad_: model and corpus names that would leave the store as file names
     std::string message;
   };
   const Case cases[] = {
-      {"bad_model_dotdot", spec("\"../../evil\"", "s"), ":3: models[0].name: '../../evil' must start with a letter or a digit"},
+      {"bad_model_dotdot", spec("\"../../evil\"", "s"),
+       ":3: models[0].name: '../../evil' must start with a letter or a digit"},
       {"bad_model_slash", spec("\"a/../../b\"", "s"), ":3: models[0].name: 'a/../../b' contains '/'"},
       {"bad_model_absolute", spec("/etc/x", "s"), "models[0].name: '/etc/x' must start with a letter or a digit"},
       {"bad_model_hidden", spec(".m", "s"), "models[0].name: '.m' must start with a letter or a digit"},
       {"bad_model_space", spec("\"gpt 2\"", "s"), "models[0].name: 'gpt 2' contains ' '"},
-      {"bad_model_long", spec(std::string(129, 'm'), "s"), "models[0].name: '" + std::string(129, 'm') + "' is longer than 128 bytes"},
+      {"bad_model_long", spec(std::string(129, 'm'), "s"),
+       "models[0].name: '" + std::string(129, 'm') + "' is longer than 128 bytes"},
       {"bad_corpus_dotdot", spec("a", "\"..\""), ":5: corpora[0].name: '..' must start with a letter or a digit"},
       {"bad_corpus_slash", spec("a", "\"x/y\""), "corpora[0].name: 'x/y' contains '/'"},
       {"bad_corpus_newline", spec("a", "\"x\\ny\""), "corpora[0].name: 'x\\ny' contains '\\n'"},
@@ -177,7 +217,7 @@ TEST_CASE("bad_: model and corpus names that would leave the store as file names
       FAIL("accepted " << cs.name);
     } catch (const SpecError& e) {
       CHECK(e.exit_code() == ExitCode::kBadInput);
-      CHECK_THAT(e.what(), Catch::StartsWith(dir / "spec.yaml") && Catch::Contains(cs.message));
+      CHECK_THAT(e.what(), StartsWith(dir / "spec.yaml") && ContainsSubstring(cs.message));
     }
   }
   test::write_text(dir / "spec.yaml", spec("gpt2-medium.v1_x", "wikitext103"));

@@ -11,12 +11,14 @@
 #      Dependency=afterok:<first> while the first cannot start) and completes;
 #   5. a rejected job (unknown partition), a missing sbatch and an unreachable controller exit 2
 #      and record nothing.
-# Usage: slurm_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
+# Usage: slurm_test.sh LINSWEEP_BINARY TEST_BINARY SOURCE_DIR WORK_DIR
+# (TEST_BINARY: linsweep_test_cli, whose `toy` experiment has units that sleep: it slows the
+# sweeps down so that signals and cancellations land mid-sweep.)
 set -euo pipefail
-bin="$1"; src="$2"; work="$3"
+bin="$1"; testbin="$2"; src="$3"; work="$4"
 state="$work/cluster"
 rm -rf "$work"; mkdir -p "$work"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 export LINSWEEP_THREADS=1
 "$src/scripts/slurm_cluster.sh" start "$state" > "$work/cluster.log" 2>&1 || { cat "$work/cluster.log"; exit 1; }
 trap '"$src/scripts/slurm_cluster.sh" stop "$state" > /dev/null 2>&1 || true' EXIT
@@ -60,7 +62,7 @@ wait_state() {  # $1 store, $2 job index, $3 state regex, $4 timeout seconds
 }
 wait_committed() {  # $1 store, $2 count
   for _ in $(seq 1 120); do
-    [ "$(ls "$1/units" 2>/dev/null | grep -c '\.h5$' || true)" -ge "$2" ] && return 0
+    [ "$(ls "$1/units" 2>/dev/null | grep -v '\.arrays\.h5$' | grep -c '\.h5$' || true)" -ge "$2" ] && return 0
     sleep 0.5
   done
   return 1
@@ -77,8 +79,9 @@ compare "$work/s1"
 "$bin" status "$work/s1" | grep -q "COMPLETED"
 
 echo "== 2. USR1 mid-sweep: exit 3, requeue, complete"
-export LINSWEEP_TEST_UNIT_SLEEP=1   # slow units down so that the signal lands mid-sweep
-"$bin" submit "$spec" --store "$work/s2"
+# The same sweep with sleeping toy units beside it, so that the signal lands mid-sweep.
+sed 's|^experiments:|experiments:\n  toy: {units: 6, sleep: 1}|' "$spec" > "$work/slow.yaml"
+"$testbin" submit "$work/slow.yaml" --store "$work/s2"
 wait_committed "$work/s2" 2
 id=$(job_field "$work/s2" 0 job_id)
 scancel --signal=USR1 --batch "$id"
@@ -89,17 +92,16 @@ grep -q "requeueing job $id" "$work"/s2/slurm/logs/*.out
 compare "$work/s2"
 
 echo "== 3. cancelled mid-sweep, completed by resume --submit"
-"$bin" submit "$spec" --store "$work/s3"
+"$testbin" submit "$work/slow.yaml" --store "$work/s3"
 wait_committed "$work/s3" 2
-"$bin" resume "$work/s3" --submit 2>&1 | tee "$work/resume-live.txt"
+"$testbin" resume "$work/s3" --submit 2>&1 | tee "$work/resume-live.txt"
 grep -q "held by live job" "$work/resume-live.txt"   # a running job is not submitted twice
 [ "$(wc -l < "$work/s3/slurm/jobs.jsonl")" -eq 1 ]
 scancel "$(job_field "$work/s3" 0 job_id)"
 wait_state "$work/s3" 0 "CANCELLED" 60
-"$bin" resume "$work/s3" --submit 2>&1 | tee "$work/resume.txt"
+"$testbin" resume "$work/s3" --submit 2>&1 | tee "$work/resume.txt"
 grep -q "submit: job " "$work/resume.txt"
 wait_state "$work/s3" 1 "COMPLETED" 300
-unset LINSWEEP_TEST_UNIT_SLEEP
 compare "$work/s3"
 
 echo "== 4. split submission: afterok chain"

@@ -8,14 +8,15 @@ import numpy as np
 
 store, shard = sys.argv[1], sys.argv[2]
 with h5py.File(f"{store}/store.h5", "r") as f:
-    assert f.attrs["schema_version"] == 1, f.attrs["schema_version"]
+    assert f.attrs["schema_version"] == 2, f.attrs["schema_version"]
     names = sorted(f["tables"].keys())
-    expected = sorted(["fits", "all_linear", "gates", "token_context", "nofly", "clusters", "compound",
-                       "progressive", "finetune", "training_loss", "soft_gates"])
+    expected = sorted(["fits", "all_linear", "gates", "units"])  # the storage tests' tables, and the store's own
     assert names == expected, names
     for name in names:
         rows = f["tables"][name][:]
-        assert rows.dtype.names[-1] == "unit", rows.dtype.names
+        assert "unit" in rows.dtype.names and (name == "units" or rows.dtype.names[-1] == "unit"), rows.dtype.names
+    units = f["tables/units"][:]
+    assert len(units) == f.attrs["units"] and all(units["current"] == 1), units
     al = f["tables/all_linear"][:]
     assert len(al) > 0 and al["layer"].dtype == np.int64 and al["ppl_base"].dtype == np.float64
     assert al["model"][0].decode().startswith("model-"), al["model"][0]

@@ -1,9 +1,7 @@
 // Activation shards: streamed writes in every dtype, range reads, half conversion.
-#include <catch2/catch.hpp>
-
 #include <cmath>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <random>
 
@@ -11,9 +9,11 @@
 #include "storage/activation_shard.hpp"
 #include "storage/half.hpp"
 #include "storage/store.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
 using linsweep::test::ScratchDir;
 
 UnitResult sample_unit(const std::string& id, int seed);  // test_unit_file.cpp
@@ -23,9 +23,11 @@ TEST_CASE("half and bfloat16 conversions round to nearest even and keep specials
     float in;
     std::uint16_t half;
   };
-  const Case cases[] = {{0.0f, 0x0000}, {-0.0f, 0x8000}, {1.0f, 0x3C00}, {-2.0f, 0xC000}, {65504.0f, 0x7BFF},
-                        {65520.0f, 0x7C00}, {1e-8f, 0x0000}, {5.960464477539063e-08f, 0x0001}, {0.333333343f, 0x3555},
-                        {std::numeric_limits<float>::infinity(), 0x7C00}};
+  const Case cases[] = {{0.0f, 0x0000},         {-0.0f, 0x8000},
+                        {1.0f, 0x3C00},         {-2.0f, 0xC000},
+                        {65504.0f, 0x7BFF},     {65520.0f, 0x7C00},
+                        {1e-8f, 0x0000},        {5.960464477539063e-08f, 0x0001},
+                        {0.333333343f, 0x3555}, {std::numeric_limits<float>::infinity(), 0x7C00}};
   for (const auto& c : cases) {
     INFO(c.in);
     CHECK(float_to_half(c.in) == c.half);
@@ -57,14 +59,16 @@ TEST_CASE("good_: shards stream in appends and read back in row ranges, in every
   std::vector<std::int64_t> win(rows);
   for (auto& v : x) v = dist(rng);
   for (auto& v : y) v = dist(rng);
-  for (std::int64_t i = 0; i < rows; ++i) delta[i] = dist(rng), ids[i] = static_cast<int>(i % 997), win[i] = i / 31, pos[i] = static_cast<int>(i % 31);
+  for (std::int64_t i = 0; i < rows; ++i)
+    delta[i] = dist(rng), ids[i] = static_cast<int>(i % 997), win[i] = i / 31, pos[i] = static_cast<int>(i % 31);
   struct Variant {
     ActivationDType dtype;
     bool compress;
     float tol;
   };
-  for (const Variant& v : {Variant{ActivationDType::kFloat16, false, 2e-3f}, Variant{ActivationDType::kFloat32, false, 0.0f},
-                           Variant{ActivationDType::kBFloat16, false, 1.6e-2f}, Variant{ActivationDType::kFloat16, true, 2e-3f}}) {
+  for (const Variant& v :
+       {Variant{ActivationDType::kFloat16, false, 2e-3f}, Variant{ActivationDType::kFloat32, false, 0.0f},
+        Variant{ActivationDType::kBFloat16, false, 1.6e-2f}, Variant{ActivationDType::kFloat16, true, 2e-3f}}) {
     INFO(activation_dtype_name(v.dtype) << (v.compress ? " compressed" : ""));
     ScratchDir dir;
     ActivationOptions opt;
@@ -87,14 +91,15 @@ TEST_CASE("good_: shards stream in appends and read back in row ranges, in every
     CHECK(r.d() == d);
     CHECK(r.has_y());
     const auto xs = r.x(250, 500);
-    for (std::int64_t i = 0; i < 500 * d; ++i) REQUIRE(std::abs(xs[i] - x[250 * d + i]) <= v.tol * (1 + std::abs(x[250 * d + i])));
+    for (std::int64_t i = 0; i < 500 * d; ++i)
+      REQUIRE(std::abs(xs[i] - x[250 * d + i]) <= v.tol * (1 + std::abs(x[250 * d + i])));
     const auto ys = r.y(999, 1);
     CHECK(std::abs(ys[0] - y[999 * d]) <= v.tol * (1 + std::abs(y[999 * d])));
     CHECK(r.delta(0, 3) == std::vector<float>(delta.begin(), delta.begin() + 3));
     CHECK(r.token_ids(996, 4) == std::vector<std::int32_t>(ids.begin() + 996, ids.end()));
     CHECK(r.window(31, 2) == std::vector<std::int64_t>{1, 1});
     CHECK(r.position(31, 2) == std::vector<std::int32_t>{0, 1});
-    CHECK_THROWS_WITH(r.x(990, 20), Catch::Contains("outside the shard's 1000"));
+    CHECK_THROWS_WITH(r.x(990, 20), ContainsSubstring("outside the shard's 1000"));
   }
 }
 
@@ -109,7 +114,7 @@ TEST_CASE("bad_: an abandoned writer leaves nothing; broken shards are refused")
   }  // no close(): e.g. an exception in the worker
   CHECK(std::filesystem::is_empty(dir.path()));
   test::write_text(dir / "bad.h5", "nope");
-  CHECK_THROWS_WITH(ActivationReader(dir / "bad.h5"), Catch::Contains("bad.h5: not an HDF5 file"));
+  CHECK_THROWS_WITH(ActivationReader(dir / "bad.h5"), ContainsSubstring("bad.h5: not an HDF5 file"));
   CHECK_THROWS_AS(parse_activation_dtype("int8"), StorageError);
 }
 

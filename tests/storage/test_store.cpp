@@ -1,6 +1,4 @@
 // Store directory: atomic commits under SIGKILL, the writer lock, stale locks, consolidation.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,15 +6,17 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "common/errors.hpp"
 #include "storage/store.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
 using linsweep::test::ScratchDir;
 
 UnitResult sample_unit(const std::string& id, int seed);  // test_unit_file.cpp
@@ -46,8 +46,8 @@ TEST_CASE("good_: committed units are listed, read back and consolidated") {
   Store r = Store::open_read(dir / "store");
   CHECK(r.committed_units().size() == 2);
   CHECK_THROWS_AS(r.commit(sample_unit("u3", 3)), StorageError);
-  CHECK_THROWS_WITH(Store::open_read(dir / "absent"), Catch::Contains("not a linsweep store"));
-  CHECK_THROWS_WITH(s.commit(sample_unit("../escape", 1)), Catch::Contains("not a safe file name"));
+  CHECK_THROWS_WITH(Store::open_read(dir / "absent"), ContainsSubstring("not a linsweep store"));
+  CHECK_THROWS_WITH(s.commit(sample_unit("../escape", 1)), ContainsSubstring("not a safe file name"));
 }
 
 TEST_CASE("bad_: the journal skips torn lines but refuses a well-formed event with a mistyped field") {
@@ -57,9 +57,9 @@ TEST_CASE("bad_: the journal skips torn lines but refuses a well-formed event wi
   const std::string journal = s.dir() + "/journal.jsonl";
   {
     std::ofstream out(journal, std::ios::app);
-    out << "{\"event\": \"comm\n";                                     // torn, then continued
+    out << "{\"event\": \"comm\n";  // torn, then continued
     out << "{\"event\": \"failed\", \"unit\": \"u2\", \"error\": \"x\"}\n";
-    out << "{\"event\": \"fail";                                        // torn last line
+    out << "{\"event\": \"fail";  // torn last line
   }
   REQUIRE(s.journal_events().size() == 2);
   { std::ofstream(journal, std::ios::app) << "\n{\"event\": \"failed\", \"unit\": \"u3\", \"rank\": \"zero\"}\n"; }
@@ -68,7 +68,7 @@ TEST_CASE("bad_: the journal skips torn lines but refuses a well-formed event wi
     FAIL("a mistyped rank was accepted");
   } catch (const StorageError& e) {
     CHECK(e.exit_code() == ExitCode::kBadInput);
-    CHECK_THAT(e.what(), Catch::Contains("journal.jsonl:5: field 'rank' is not an integer"));
+    CHECK_THAT(e.what(), ContainsSubstring("journal.jsonl:5: field 'rank' is not an integer"));
   }
 }
 
@@ -138,6 +138,7 @@ TEST_CASE("SIGKILL at random moments never shows a partial unit nor loses a comm
     if (child == 0) {
       close(fds[0]);
       Store s = Store::open_write(store_dir);
+      if (write(fds[1], "ready\n", 6) < 0) _exit(3);  // the kill moment counts from here, whatever the load
       for (int k = 0;; ++k) {
         const std::string id = "t" + std::to_string(trial) + "-" + std::to_string(k);
         s.commit(sample_unit(id, k));
@@ -147,6 +148,8 @@ TEST_CASE("SIGKILL at random moments never shows a partial unit nor loses a comm
       }
     }
     close(fds[1]);
+    char ready[6];
+    REQUIRE(read(fds[0], ready, sizeof ready) == 6);
     std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 30000)(rng)));
     kill(child, SIGKILL);
     int status = 0;
@@ -157,14 +160,15 @@ TEST_CASE("SIGKILL at random moments never shows a partial unit nor loses a comm
     ssize_t n;
     while ((n = read(fds[0], buf, sizeof buf)) > 0) acks.append(buf, static_cast<std::size_t>(n));
     close(fds[0]);
-    for (std::size_t p = 0, e; (e = acks.find('\n', p)) != std::string::npos; p = e + 1) acknowledged.insert(acks.substr(p, e - p));
+    for (std::size_t p = 0, e; (e = acks.find('\n', p)) != std::string::npos; p = e + 1)
+      if (acks.compare(p, e - p, "ready") != 0) acknowledged.insert(acks.substr(p, e - p));
   }
   CHECK(killed_mid_run == trials);
   Store r = Store::open_read(store_dir);
   const auto ids = r.committed_units();
   const std::set<std::string> visible(ids.begin(), ids.end());
   for (const auto& id : acknowledged) CHECK(visible.count(id) == 1);  // nothing committed is lost
-  for (const auto& id : ids) CHECK_NOTHROW(r.read_unit(id));           // nothing partial is visible
+  for (const auto& id : ids) CHECK_NOTHROW(r.read_unit(id));          // nothing partial is visible
   if (std::filesystem::exists(r.consolidated_path()))
     CHECK_NOTHROW(read_consolidated_table(r.consolidated_path(), "fits"));
   INFO("acknowledged " << acknowledged.size() << ", visible " << ids.size());
@@ -181,11 +185,11 @@ TEST_CASE("bad_: a corrupted consolidated file or a newer store is refused; rebu
   s.commit(sample_unit("u1", 1));
   s.rebuild_consolidated();
   test::write_text(s.consolidated_path(), "garbage");
-  CHECK_THROWS_WITH(read_consolidated_table(s.consolidated_path(), "fits"), Catch::Contains("rebuild"));
+  CHECK_THROWS_WITH(read_consolidated_table(s.consolidated_path(), "fits"), ContainsSubstring("rebuild"));
   s.rebuild_consolidated();
   CHECK(read_consolidated_table(s.consolidated_path(), "fits").rows.size() == 2);
   test::write_text(dir / "store/store.json", R"({"format": "linsweep-store", "schema_version": 99})");
-  CHECK_THROWS_WITH(Store::open_read(dir / "store"), Catch::Contains("newer than this build"));
+  CHECK_THROWS_WITH(Store::open_read(dir / "store"), ContainsSubstring("newer than this build"));
 }
 
 TEST_CASE("readers see only whole committed units while a writer commits") {
@@ -202,14 +206,14 @@ TEST_CASE("readers see only whole committed units while a writer commits") {
   std::size_t last = 0, reads = 0;
   int status = 0;
   while (waitpid(child, &status, WNOHANG) == 0) {
-    const Table t = r.read_table("compound");  // throws on any partial unit
-    CHECK(t.rows.size() % 2 == 0);             // two rows per unit, never half a unit
+    const Table t = r.read_table("all_linear");  // throws on any partial unit
+    CHECK(t.rows.size() % 2 == 0);               // two rows per unit, never half a unit
     CHECK(t.rows.size() >= last);
     last = t.rows.size();
     ++reads;
   }
   CHECK(WEXITSTATUS(status) == 0);
-  CHECK(r.read_table("compound").rows.size() == 80);
+  CHECK(r.read_table("all_linear").rows.size() == 80);
   CHECK(reads > 0);
 }
 
@@ -219,16 +223,17 @@ TEST_CASE("stage and commit_staged: a worker's file becomes the unit; a wrong or
   const Store worker = Store::open_read(dir / "store");
   const std::string staged = worker.stage(sample_unit("u1", 1), 4);
   CHECK(s.committed_units().empty());  // staged files are not units
-  s.commit_staged(staged, "u1", 2.0, 4, 1024);
+  s.commit_staged(staged, "u1", 2.0, 4, 1024, "n2");
   CHECK(s.committed_units() == std::vector<std::string>{"u1"});
   CHECK(s.read_unit("u1").tables[0].rows == sample_unit("u1", 1).tables[0].rows);
   const auto events = s.journal_events();
   REQUIRE(events.size() == 1);
   CHECK(events[0].rank == 4);
+  CHECK(events[0].host == "n2");  // the worker's host, not the committing process's
   CHECK(events[0].tokens == 1024);
   SECTION("bad_: a staged file that holds another unit") {
     const std::string other = worker.stage(sample_unit("u2", 2), 5);
-    CHECK_THROWS_WITH(s.commit_staged(other, "u3", 0, 5), Catch::Contains("holds unit u2, not u3"));
+    CHECK_THROWS_WITH(s.commit_staged(other, "u3", 0, 5), ContainsSubstring("holds unit u2, not u3"));
     CHECK(!s.is_committed("u3"));
   }
   SECTION("bad_: a truncated staged file") {
@@ -248,7 +253,7 @@ TEST_CASE("unit logs append timestamped lines; readers cannot write them") {
   CHECK(text.find("Z attempt 1 started\n") != std::string::npos);
   CHECK(text.find("Z committed\n") != std::string::npos);
   const Store r = Store::open_read(dir / "store");
-  CHECK_THROWS_WITH(s.append_unit_log("../x", "y"), Catch::Contains("not a safe file name"));
+  CHECK_THROWS_WITH(s.append_unit_log("../x", "y"), ContainsSubstring("not a safe file name"));
 }
 
 TEST_CASE("write errors: ENOSPC and EDQUOT are DiskFullError, others StorageError; stage leaves nothing behind") {
@@ -278,9 +283,15 @@ TEST_CASE("bad_: a store whose entries are symbolic links is refused before anyt
     bool directory;
   };
   const Case cases[] = {
-      {"bad_units", "units", true},       {"bad_logs", "logs", true},           {"bad_slurm", "slurm", true},
-      {"bad_activations", "activations", true}, {"bad_journal", "journal.jsonl", false}, {"bad_lock", "lock", false},
-      {"bad_run_json", "run.json", false}, {"bad_store_h5", "store.h5", false}, {"bad_unit_activations", "activations/u1", true},
+      {"bad_units", "units", true},
+      {"bad_logs", "logs", true},
+      {"bad_slurm", "slurm", true},
+      {"bad_activations", "activations", true},
+      {"bad_journal", "journal.jsonl", false},
+      {"bad_lock", "lock", false},
+      {"bad_run_json", "run.json", false},
+      {"bad_store_h5", "store.h5", false},
+      {"bad_unit_activations", "activations/u1", true},
   };
   for (const auto& c : cases) {
     INFO(c.name);
@@ -294,8 +305,10 @@ TEST_CASE("bad_: a store whose entries are symbolic links is refused before anyt
     std::filesystem::create_directories(store + "/activations/u1");
     std::filesystem::create_directories(outside);
     const std::string target = outside + "/" + std::filesystem::path(c.entry).filename().string();
-    if (c.directory) std::filesystem::create_directories(target);
-    else test::write_text(target, "");
+    if (c.directory)
+      std::filesystem::create_directories(target);
+    else
+      test::write_text(target, "");
     std::filesystem::remove_all(store + "/" + c.entry);
     std::filesystem::create_symlink(target, store + "/" + c.entry);
     try {
@@ -303,12 +316,14 @@ TEST_CASE("bad_: a store whose entries are symbolic links is refused before anyt
       FAIL("accepted " << c.name);
     } catch (const StorageError& e) {
       CHECK(e.exit_code() == ExitCode::kBadInput);
-      CHECK_THAT(e.what(), Catch::Contains(std::string("/") + c.entry + ": is a symbolic link (to " + target + ")") &&
-                               Catch::Contains("linsweep writes only inside"));
+      CHECK_THAT(e.what(), ContainsSubstring(std::string("/") + c.entry + ": is a symbolic link (to " + target + ")") &&
+                               ContainsSubstring("linsweep writes only inside"));
     }
     // Nothing was written through the link.
-    if (c.directory) CHECK(std::filesystem::is_empty(target));
-    else CHECK(test::read_text(target).empty());
+    if (c.directory)
+      CHECK(std::filesystem::is_empty(target));
+    else
+      CHECK(test::read_text(target).empty());
   }
   // The store directory itself may be a link (runs/ on a scratch file system).
   ScratchDir dir;
@@ -330,7 +345,7 @@ TEST_CASE("bad_: a journal line longer than 1 MiB is refused, not read whole") {
     out << std::string((1u << 20) + 1, 'x') << "\n";
   }
   CHECK_THROWS_WITH(Store::open_read(dir / "store").journal_events(),
-                    Catch::Contains("journal.jsonl:2: line longer than 1048576 bytes"));
+                    ContainsSubstring("journal.jsonl:2: line longer than 1048576 bytes"));
   // Our own lines stay short: an error message is cut at 64 KiB.
   ScratchDir other;
   Store s = Store::open_write(other / "store");

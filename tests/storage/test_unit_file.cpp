@@ -1,8 +1,5 @@
 // Unit files and tables: round trips for every table, arrays, and refusal of bad files.
-#include <catch2/catch.hpp>
-
 #include <cmath>
-
 #include <filesystem>
 #include <functional>
 #include <vector>
@@ -11,9 +8,12 @@
 #include "storage/hdf5.hpp"
 #include "storage/unit_file.hpp"
 #include "storage/unit_seal.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
 using linsweep::test::ScratchDir;
 
 namespace {
@@ -25,9 +25,15 @@ Table sample_rows(const std::string& name, int seed) {
     Row row;
     for (const auto& c : t.columns) {
       switch (c.type) {
-        case ColumnType::kInt: row.emplace_back(std::int64_t{seed * 100 + r}); break;
-        case ColumnType::kFloat: row.emplace_back(seed + r * 0.25 + 1e-9); break;
-        case ColumnType::kString: row.emplace_back(c.name + "-" + std::to_string(seed) + (r ? "-longer-value" : "")); break;
+        case ColumnType::kInt:
+          row.emplace_back(std::int64_t{seed * 100 + r});
+          break;
+        case ColumnType::kFloat:
+          row.emplace_back(seed + r * 0.25 + 1e-9);
+          break;
+        case ColumnType::kString:
+          row.emplace_back(c.name + "-" + std::to_string(seed) + (r ? "-longer-value" : ""));
+          break;
       }
     }
     t.rows.push_back(std::move(row));
@@ -95,10 +101,10 @@ TEST_CASE("bad_: truncated, corrupted, foreign and newer-schema unit files are r
       CHECK(std::string(e.what()).find('\n') == std::string::npos);
     }
   }
-  CHECK_THROWS_WITH(read_unit_file(dir / "newer.h5"), Catch::Contains("newer than this build"));
-  CHECK_THROWS_WITH(read_unit_file(dir / "truncated.h5"), Catch::Contains("truncated"));
-  CHECK_THROWS_WITH(read_unit_file(dir / "corrupt.h5"), Catch::Contains("checksum mismatch"));
-  CHECK_THROWS_WITH(read_unit_file(dir / "text.h5"), Catch::Contains("not a linsweep unit file"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "newer.h5"), ContainsSubstring("newer than this build"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "truncated.h5"), ContainsSubstring("truncated"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "corrupt.h5"), ContainsSubstring("checksum mismatch"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "text.h5"), ContainsSubstring("not a linsweep unit file"));
 }
 
 TEST_CASE("bad_: any changed byte after the seal is refused before libhdf5 reads the file") {
@@ -115,14 +121,14 @@ TEST_CASE("bad_: any changed byte after the seal is refused before libhdf5 reads
     std::string flipped = bytes;
     flipped[at] = static_cast<char>(flipped[at] ^ 0x01);
     test::write_text(dir / "flipped.h5", flipped);
-    CHECK_THROWS_WITH(read_unit_header(dir / "flipped.h5"), Catch::Contains("checksum mismatch"));
+    CHECK_THROWS_WITH(read_unit_header(dir / "flipped.h5"), ContainsSubstring("checksum mismatch"));
   }
   test::write_text(dir / "longer.h5", bytes + "x");
-  CHECK_THROWS_WITH(read_unit_file(dir / "longer.h5"), Catch::Contains("sealed at " + std::to_string(bytes.size())));
+  CHECK_THROWS_WITH(read_unit_file(dir / "longer.h5"), ContainsSubstring("sealed at " + std::to_string(bytes.size())));
   std::string unsealed = bytes;
   unsealed.replace(0, 16, std::string(16, '\0'));  // an HDF5 file with a user block but no seal
   test::write_text(dir / "unsealed.h5", unsealed);
-  CHECK_THROWS_WITH(read_unit_file(dir / "unsealed.h5"), Catch::Contains("no seal"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "unsealed.h5"), ContainsSubstring("no seal"));
 }
 
 TEST_CASE("bad_: extents and attributes that claim more than the file holds are refused before reading") {
@@ -131,6 +137,7 @@ TEST_CASE("bad_: extents and attributes that claim more than the file holds are 
     const char* name;
     std::function<void(hid_t file)> mutate;
     const char* message;
+    bool in_arrays_file = false;  // the mutation is in the unit's arrays file
   };
   const Case cases[] = {
       // H5Aread writes every element: 64 values into a one-value buffer before the check existed.
@@ -180,33 +187,61 @@ TEST_CASE("bad_: extents and attributes that claim more than the file holds are 
          H5_CHECK(H5Pset_chunk(dcpl, 2, chunk));
          H5_DATASET(H5Dcreate2(arrays, "huge", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
        },
-       "array 'huge' declares 1073741824 elements"},
+       "array 'huge' declares 1073741824 elements", true},
   };
   for (const auto& c : cases) {
     INFO(c.name);
     const std::string path = dir / (std::string(c.name) + ".h5");
     write_unit_file(path, sample_unit("u", 1));
+    const std::string mutated = c.in_arrays_file ? unit_arrays_path(path) : path;
     {
-      H5Id f = H5_FILE(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+      H5Id f = H5_FILE(H5Fopen(mutated.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
       c.mutate(f);
     }
-    write_unit_seal(path);  // what a writer with this bug would have sealed: the checks after the seal
+    write_unit_seal(mutated);  // what a writer with this bug would have sealed: the checks after the seal
     try {
       read_unit_file(path);
       FAIL("accepted " << c.name);
     } catch (const StorageError& e) {
       CHECK(e.exit_code() == ExitCode::kBadInput);
-      CHECK_THAT(e.what(), Catch::StartsWith(path) && Catch::Contains(c.message));
+      CHECK_THAT(e.what(), StartsWith(mutated) && ContainsSubstring(c.message));
     }
+    if (c.in_arrays_file) CHECK_NOTHROW(read_unit_tables(path));  // the tables never touch the arrays
   }
+}
+
+TEST_CASE("good_: a unit's tables are read without its arrays file; its arrays need it") {
+  ScratchDir dir;
+  UnitResult u = sample_unit("unit-b", 2);
+  u.provenance = {.version = "9.9.9", .host = "n2", .rank = 3, .group_ranks = 2, .started = 10.5, .finished = 12.25};
+  write_unit_file(dir / "u.h5", u);
+  REQUIRE(std::filesystem::exists(dir / "u.arrays.h5"));
+  const UnitHeader h = read_unit_header(dir / "u.h5");
+  CHECK(h.arrays == 2);
+  CHECK(h.provenance.version == "9.9.9");
+  CHECK(h.provenance.host == "n2");
+  CHECK(h.provenance.rank == 3);
+  CHECK(h.provenance.group_ranks == 2);
+  CHECK(h.provenance.finished == 12.25);
+  std::filesystem::remove(dir / "u.arrays.h5");
+  const UnitResult tables = read_unit_tables(dir / "u.h5");
+  CHECK(tables.tables.size() == u.tables.size());
+  CHECK(tables.arrays.empty());
+  CHECK(tables.provenance.started == 10.5);
+  CHECK_THROWS_WITH(read_unit_file(dir / "u.h5"), StartsWith(dir / "u.arrays.h5"));
+  UnitResult plain = sample_unit("unit-c", 3);
+  plain.arrays.clear();
+  write_unit_file(dir / "c.h5", plain);
+  CHECK_FALSE(std::filesystem::exists(dir / "c.arrays.h5"));
+  CHECK(read_unit_file(dir / "c.h5").arrays.empty());
 }
 
 TEST_CASE("bad_: rows that do not match their schema are refused before writing") {
   ScratchDir dir;
   UnitResult u = sample_unit("x", 1);
   u.tables[0].rows[0][1] = std::string("not an int");
-  CHECK_THROWS_WITH(write_unit_file(dir / "x.h5", u), Catch::Contains("column 'layer' has the wrong type"));
-  CHECK_THROWS_WITH(empty_table("nope"), Catch::Contains("known: fits, all_linear"));
+  CHECK_THROWS_WITH(write_unit_file(dir / "x.h5", u), ContainsSubstring("column 'layer' has the wrong type"));
+  CHECK_THROWS_WITH(empty_table("nope"), ContainsSubstring("known: all_linear, fits, gates"));
 }
 
 #include "storage/surrogate_store.hpp"
@@ -227,7 +262,8 @@ TEST_CASE("good_: surrogates keep W, b per lambda and the float64 statistics") {
   u.params = "{}";
   put_surrogate(u, surrogate_key("gpt2-medium", "wikitext103", 12), s);
   write_unit_file(dir / "u.h5", u);
-  const StoredSurrogate back = get_surrogate(read_unit_file(dir / "u.h5"), surrogate_key("gpt2-medium", "wikitext103", 12));
+  const StoredSurrogate back =
+      get_surrogate(read_unit_file(dir / "u.h5"), surrogate_key("gpt2-medium", "wikitext103", 12));
   CHECK(back.stats.n == 512);
   CHECK(back.stats.xcyc == s.stats.xcyc);
   CHECK(back.stats.mean_x == s.stats.mean_x);
@@ -235,10 +271,12 @@ TEST_CASE("good_: surrogates keep W, b per lambda and the float64 statistics") {
   CHECK(back.fits[0].lambda == 0.01);  // ascending
   CHECK(back.fits[0].weight == s.fits[1].weight);
   CHECK(back.fits[1].bias == s.fits[0].bias);
-  CHECK_THROWS_WITH(get_surrogate(u, surrogate_key("gpt2-medium", "lambada", 12)), Catch::Contains("is missing"));
+  CHECK_THROWS_WITH(get_surrogate(u, surrogate_key("gpt2-medium", "lambada", 12)), ContainsSubstring("is missing"));
 }
 
-TEST_CASE("good_: a table written before its optional columns existed reads with their defaults; bad_: a key column missing") {
+TEST_CASE(
+    "good_: a table written before its optional columns existed reads with their defaults; bad_: a key column "
+    "missing") {
   ScratchDir dir;
   Table old = empty_table("gates");
   std::vector<Column> kept;
@@ -246,8 +284,8 @@ TEST_CASE("good_: a table written before its optional columns existed reads with
     if (c.required) kept.push_back(c);
   REQUIRE(kept.size() < old.columns.size());
   old.columns = kept;
-  old.rows.push_back({std::string("m"), std::int64_t{1}, std::string("c"), std::string("linear"), std::int64_t{65}, 0.6, 40.0,
-                      12.0, 1.5, 0.5, 2.5});
+  old.rows.push_back({std::string("m"), std::int64_t{1}, std::string("c"), std::string("linear"), std::int64_t{65}, 0.6,
+                      40.0, 12.0, 1.5, 0.5, 2.5});
   UnitResult u;
   u.unit_id = "old-gate";
   u.kind = "gate";
@@ -266,5 +304,5 @@ TEST_CASE("good_: a table written before its optional columns existed reads with
   for (auto& r : old.rows) r.erase(r.begin() + 5);
   u.tables = {old};
   write_unit_file(dir / "bad.h5", u);
-  CHECK_THROWS_WITH(read_unit_file(dir / "bad.h5"), Catch::Contains("column 'auc' is missing"));
+  CHECK_THROWS_WITH(read_unit_file(dir / "bad.h5"), ContainsSubstring("column 'auc' is missing"));
 }

@@ -4,10 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #ifndef LINSWEEP_TEST_DATA
 #error "LINSWEEP_TEST_DATA must name tests/data"

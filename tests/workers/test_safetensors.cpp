@@ -1,9 +1,8 @@
 // Safetensors reader: the fixtures parse; every malformed variant is refused with the file named.
-#include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 #include "workers/safetensors.hpp"
 
@@ -65,11 +64,11 @@ TEST_CASE("bad_: malformed safetensors files are refused with the file and probl
       {"bad_not_object", make_file("[1,2]", 0), "not a JSON object"},
       {"bad_dtype", make_file(R"({"w":{"dtype":"F13","shape":[2],"data_offsets":[0,8]}})", 8), "unknown dtype 'F13'"},
       {"bad_offsets_outside", make_file(t, 8), "outside the data section"},
-      {"bad_size_mismatch", make_file(R"({"w":{"dtype":"F32","shape":[3,2],"data_offsets":[0,16]}})", 16),
-       "need 24"},
+      {"bad_size_mismatch", make_file(R"({"w":{"dtype":"F32","shape":[3,2],"data_offsets":[0,16]}})", 16), "need 24"},
       {"bad_overlap",
-       make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-                 12),
+       make_file(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+           12),
        "overlap"},
       {"bad_reversed_offsets", make_file(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", 8),
        "invalid data_offsets"},

@@ -37,6 +37,10 @@ class MpiSession {
   int rank_ = 0, size_ = 1;
 };
 
+// The MPI library's own version line ("Open MPI v4.1.4, ..."), first line only. Works before
+// MPI_Init (MPI_Get_library_version may be called at any time).
+std::string mpi_library_version();
+
 // A communicator over all ranks of MPI_COMM_WORLD (duplicated, freed on destruction).
 std::unique_ptr<Communicator> make_mpi_world_communicator();
 

@@ -1,10 +1,22 @@
 // MPI implementation of Communicator and the MPI session owner.
 #include <mpi.h>
 
+#include <algorithm>
+#include <string>
+
 #include "workers/comm/communicator.hpp"
 #include "workers/comm/mpi_check.hpp"
 
 namespace linsweep {
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return "MPI (version unknown)";
+  std::string v(text, static_cast<std::size_t>(std::max(0, length)));
+  const auto end = v.find_first_of("\n,");
+  return v.substr(0, end);
+}
 
 MpiSession::MpiSession(int* argc, char*** argv) {
   int provided = 0;
@@ -51,7 +63,9 @@ class MpiCommunicator : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_mpi_world_communicator() { return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD); }
+std::unique_ptr<Communicator> make_mpi_world_communicator() {
+  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
+}
 
 // The split lives only long enough to be duplicated by the wrapper.
 std::unique_ptr<Communicator> make_mpi_split_communicator(int color) {

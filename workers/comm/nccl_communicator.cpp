@@ -5,20 +5,22 @@
 
 #include <string>
 
+#include "common/launch_env.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/comm/mpi_check.hpp"
-#include "common/launch_env.hpp"
 
 namespace linsweep {
 namespace {
 
 void cuda_check(cudaError_t rc, const char* call, const char* file, int line) {
   if (rc != cudaSuccess)
-    throw CommError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + cudaGetErrorString(rc));
+    throw CommError(std::string(file) + ":" + std::to_string(line) + ": " + call +
+                    " failed: " + cudaGetErrorString(rc));
 }
 void nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
   if (rc != ncclSuccess)
-    throw CommError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + ncclGetErrorString(rc));
+    throw CommError(std::string(file) + ":" + std::to_string(line) + ": " + call +
+                    " failed: " + ncclGetErrorString(rc));
 }
 #define CUDA_CHECK(call) cuda_check((call), #call, __FILE__, __LINE__)
 #define NCCL_CHECK(call) nccl_check((call), #call, __FILE__, __LINE__)
@@ -86,7 +88,9 @@ bool nccl_device_visible() {
   return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
 }
 
-std::unique_ptr<Communicator> make_nccl_world_communicator() { return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD); }
+std::unique_ptr<Communicator> make_nccl_world_communicator() {
+  return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD);
+}
 
 // The split lives only as long as the NCCL bootstrap needs it.
 std::unique_ptr<Communicator> make_nccl_split_communicator(int color) {

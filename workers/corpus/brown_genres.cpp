@@ -57,7 +57,8 @@ std::vector<std::string> brown_genre_files(const std::string& brown_dir, std::st
   if (ec) throw InputError(brown_dir + ": cannot list the directory: " + ec.message());
   std::sort(files.begin(), files.end());
   for (char g : wanted) {
-    const bool any = std::any_of(files.begin(), files.end(), [&](const std::string& f) { return base_name(f)[1] == g; });
+    const bool any =
+        std::any_of(files.begin(), files.end(), [&](const std::string& f) { return base_name(f)[1] == g; });
     if (!any)
       throw InputError(brown_dir + ": no Brown files of genre " + std::string(1, static_cast<char>(g - 'a' + 'A')) +
                        " (named like c" + std::string(1, g) + "01)");
@@ -66,7 +67,8 @@ std::vector<std::string> brown_genre_files(const std::string& brown_dir, std::st
 }
 
 BrownSplit split_brown_files(std::vector<std::string> files, std::size_t eval_every) {
-  if (eval_every < 2) throw InputError("Brown split: eval_every must be at least 2 (got " + std::to_string(eval_every) + ")");
+  if (eval_every < 2)
+    throw InputError("Brown split: eval_every must be at least 2 (got " + std::to_string(eval_every) + ")");
   // Sort by file name, not full path, so that the split does not depend on where the files lie.
   std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
     const std::string na = base_name(a), nb = base_name(b);
@@ -79,7 +81,8 @@ BrownSplit split_brown_files(std::vector<std::string> files, std::size_t eval_ev
     throw InputError("Brown split: " + std::to_string(files.size()) + " files leave no evaluation file (every " +
                      std::to_string(eval_every) + "th file is held out)");
   BrownSplit split;
-  for (std::size_t i = 0; i < files.size(); ++i) ((i + 1) % eval_every == 0 ? split.eval : split.train).push_back(files[i]);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    ((i + 1) % eval_every == 0 ? split.eval : split.train).push_back(files[i]);
   return split;
 }
 
@@ -87,13 +90,15 @@ void write_brown_directory(const std::vector<std::string>& files, const std::str
   std::set<std::string> names;
   for (const auto& f : files) {
     const std::string name = base_name(f);
-    if (!is_brown_name(name)) throw InputError(f + ": not a Brown file name (c[a-r]NN); the brown reader would skip it");
+    if (!is_brown_name(name))
+      throw InputError(f + ": not a Brown file name (c[a-r]NN); the brown reader would skip it");
     if (!is_regular_file(f)) throw InputError(f + ": no such file");
     if (!names.insert(name).second) throw InputError(f + ": a second Brown file named " + name);
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec || !is_directory(dir)) throw InputError(dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));
+  if (ec || !is_directory(dir))
+    throw InputError(dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));
   // Stale Brown files first: a directory that held the other part of a split must not leak it.
   std::vector<fs::path> stale;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -102,7 +107,8 @@ void write_brown_directory(const std::vector<std::string>& files, const std::str
   }
   if (ec) throw InputError(dir + ": cannot list the directory: " + ec.message());
   for (const auto& p : stale)
-    if (!fs::remove(p, ec) || ec) throw InputError(p.string() + ": cannot remove a stale Brown file" + (ec ? ": " + ec.message() : ""));
+    if (!fs::remove(p, ec) || ec)
+      throw InputError(p.string() + ": cannot remove a stale Brown file" + (ec ? ": " + ec.message() : ""));
   for (const auto& f : files) {
     const std::string bytes = read_file(f, kMaxBrownFileBytes);
     const std::string target = dir + "/" + base_name(f);

@@ -4,6 +4,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cctype>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
@@ -20,7 +22,10 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size(); else ++end;  // keep the newline
+    if (end == std::string_view::npos)
+      end = text.size();
+    else
+      ++end;  // keep the newline
     lines.push_back(text.substr(pos, end - pos));
     pos = end;
   }
@@ -58,11 +63,16 @@ CorpusFormat parse_corpus_format(const std::string& name) {
 
 const char* corpus_format_name(CorpusFormat f) noexcept {
   switch (f) {
-    case CorpusFormat::kText: return "text";
-    case CorpusFormat::kWikitext: return "wikitext";
-    case CorpusFormat::kLambada: return "lambada";
-    case CorpusFormat::kBrown: return "brown";
-    case CorpusFormat::kNpy: return "npy";
+    case CorpusFormat::kText:
+      return "text";
+    case CorpusFormat::kWikitext:
+      return "wikitext";
+    case CorpusFormat::kLambada:
+      return "lambada";
+    case CorpusFormat::kBrown:
+      return "brown";
+    case CorpusFormat::kNpy:
+      return "npy";
   }
   return "?";
 }
@@ -77,15 +87,16 @@ CorpusFormat guess_corpus_format(const std::string& path) {
   return CorpusFormat::kText;
 }
 
-std::string brown_detag(const std::string& tagged) {
-  std::string out;
+BrownText brown_detag_tagged(const std::string& tagged) {
+  BrownText out;
+  std::string& text = out.text;
   bool paragraph_open = false;  // a sentence has been written in the current paragraph
   bool no_space_next = false;   // after an opening quote or bracket
   bool open_double = true;      // straight '"' alternates open/close
   for (std::string_view line : split_lines(tagged)) {
     std::size_t a = line.find_first_not_of(" \t\r\n");
     if (a == std::string_view::npos) {  // blank line: paragraph break
-      if (paragraph_open) out += '\n';
+      if (paragraph_open) text += '\n';
       paragraph_open = false;
       continue;
     }
@@ -98,7 +109,8 @@ std::string brown_detag(const std::string& tagged) {
       if (pos == std::string_view::npos) pos = line.size();
       if (tok.empty()) continue;
       std::size_t slash = tok.rfind('/');
-      std::string word(slash == std::string_view::npos || slash == 0 ? tok : tok.substr(0, slash));
+      const bool has_tag = slash != std::string_view::npos && slash != 0;
+      std::string word(has_tag ? tok.substr(0, slash) : tok);
       bool opening = false, closing = false;
       if (word == "``") {
         word = "\"", opening = true;
@@ -113,15 +125,73 @@ std::string brown_detag(const std::string& tagged) {
                  word == ")" || word == "]" || word == "'" || word == "n't" || word == "'s") {
         closing = true;
       }
-      const bool at_line_start = out.empty() || out.back() == '\n';
-      if (!at_line_start && !closing && !no_space_next) out += ' ';
-      out += word;
+      const bool at_line_start = text.empty() || text.back() == '\n';
+      if (!at_line_start && !closing && !no_space_next) text += ' ';
+      out.words.push_back({text.size(), text.size() + word.size(), has_tag ? std::string(tok.substr(slash + 1)) : ""});
+      text += word;
       no_space_next = opening;
       paragraph_open = true;
     }
   }
-  while (!out.empty() && out.back() == '\n') out.pop_back();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
   return out;
+}
+
+std::string brown_detag(const std::string& tagged) { return brown_detag_tagged(tagged).text; }
+
+namespace {
+
+// The Brown files a path names: the file itself, or a directory's Brown-named files sorted.
+std::vector<std::string> brown_files(const std::string& path) {
+  std::vector<std::string> files;
+  if (!is_directory(path)) return {path};
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) throw InputError(path + ": cannot open directory");
+  while (const dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (is_brown_name(name)) files.push_back(path + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(path + ": no Brown files (named like ca01) in this directory");
+  return files;
+}
+
+}  // namespace
+
+std::vector<BrownText> read_brown_tagged(const std::string& path) {
+  std::vector<BrownText> docs;
+  for (const auto& f : brown_files(path)) {
+    BrownText t = brown_detag_tagged(read_utf8(f));
+    if (!t.text.empty()) docs.push_back(std::move(t));
+  }
+  if (docs.empty()) throw InputError(path + ": corpus is empty (no documents)");
+  return docs;
+}
+
+std::string brown_coarse_pos(std::string_view tag) {
+  if (tag.empty()) return "";
+  std::string t;
+  for (char c : tag) t += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (t.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos) return "punctuation";
+  if (t.rfind("FW-", 0) == 0) t = t.substr(3);
+  t = t.substr(0, t.find_first_of("+-"));
+  auto starts = [&t](std::initializer_list<const char*> prefixes) {
+    for (const char* p : prefixes)
+      if (t.rfind(p, 0) == 0) return true;
+    return false;
+  };
+  if (starts({"NN", "NP", "NR"})) return "noun";
+  if (starts({"VB"})) return "verb";
+  if (starts({"BE", "HV", "DO", "MD"})) return "auxiliary";
+  if (starts({"JJ"})) return "adjective";
+  if (starts({"RB", "QL", "WRB"})) return "adverb";
+  if (starts({"PP", "WP"})) return "pronoun";
+  if (starts({"AT", "DT", "AP", "ABN", "ABX", "WDT"})) return "determiner";
+  if (starts({"IN"})) return "preposition";
+  if (starts({"CC", "CS"})) return "conjunction";
+  if (starts({"CD", "OD"})) return "number";
+  return "other";
 }
 
 std::vector<std::string> read_documents(const std::string& path, CorpusFormat format) {
@@ -170,21 +240,7 @@ std::vector<std::string> read_documents(const std::string& path, CorpusFormat fo
       break;
     }
     case CorpusFormat::kBrown: {
-      std::vector<std::string> files;
-      if (is_directory(path)) {
-        DIR* d = ::opendir(path.c_str());
-        if (d == nullptr) throw InputError(path + ": cannot open directory");
-        while (const dirent* e = ::readdir(d)) {
-          std::string name = e->d_name;
-          if (is_brown_name(name)) files.push_back(path + "/" + name);
-        }
-        ::closedir(d);
-        std::sort(files.begin(), files.end());
-        if (files.empty()) throw InputError(path + ": no Brown files (named like ca01) in this directory");
-      } else {
-        files.push_back(path);
-      }
-      for (const auto& f : files) {
+      for (const auto& f : brown_files(path)) {
         std::string text = brown_detag(read_utf8(f));
         if (!text.empty()) docs.push_back(std::move(text));
       }

@@ -1,8 +1,9 @@
-// Corpus formats and their token streams (DESIGN §4: documents joined by end-of-text).
+// Corpus formats and their token streams (docs/methods.md: documents joined by end-of-text).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workers/tokenizer/bpe_tokenizer.hpp"
@@ -37,6 +38,28 @@ bool is_brown_name(const std::string& name);
 
 // The Brown reconstruction of one tagged file's contents (exposed for tests).
 std::string brown_detag(const std::string& tagged);
+
+// The same text with its words' tags: each word's byte range [begin, end) in `text` and the
+// tag after its last '/' ("" for a word without one), in text order.
+struct BrownWord {
+  std::size_t begin = 0, end = 0;
+  std::string tag;
+};
+struct BrownText {
+  std::string text;  // brown_detag's text
+  std::vector<BrownWord> words;
+};
+BrownText brown_detag_tagged(const std::string& tagged);
+
+// read_documents(path, brown) with every document's tags: the same documents in the same
+// order. Throws InputError as read_documents does.
+std::vector<BrownText> read_brown_tagged(const std::string& path);
+
+// The coarse part of speech of a Brown tag (either case; FW- prefixes, -TL/-HL/-NC suffixes and
+// the second half of contractions like PPS+BEZ ignored): noun, verb, auxiliary, adjective,
+// adverb, pronoun, determiner, preposition, conjunction, number, punctuation or other; "" for
+// an empty tag.
+std::string brown_coarse_pos(std::string_view tag);
 
 // The token stream of a corpus: .npy as stored; text formats tokenized per document and
 // joined by `eos` between documents. Throws InputError on an empty stream.

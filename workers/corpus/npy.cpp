@@ -34,11 +34,11 @@ void for_each_entry(std::string_view header, std::string_view quoted_key, F&& va
 }
 
 struct NpyLayout {
-  char kind;                // 'i' or 'u'
-  int size;                 // bytes per element
-  bool big;                 // big-endian
-  std::uint64_t count;      // elements
-  std::size_t data_start;   // offset of the data in the file
+  char kind;               // 'i' or 'u'
+  int size;                // bytes per element
+  bool big;                // big-endian
+  std::uint64_t count;     // elements
+  std::size_t data_start;  // offset of the data in the file
 };
 
 // Validates everything but the token values; `b` is the whole file.
@@ -58,7 +58,8 @@ NpyLayout parse_npy(std::span<const std::uint8_t> b, const std::string& path) {
   } else {
     fail("unsupported .npy version " + std::to_string(major));
   }
-  if (header_len > kMaxHeader || header_len > b.size() - header_start) fail(".npy header length runs past the end of the file");
+  if (header_len > kMaxHeader || header_len > b.size() - header_start)
+    fail(".npy header length runs past the end of the file");
   const std::string_view header(reinterpret_cast<const char*>(b.data() + header_start), header_len);
 
   // The three entries the reader needs, each at the first occurrence of its key where the value
@@ -118,7 +119,8 @@ NpyLayout parse_npy(std::span<const std::uint8_t> b, const std::string& path) {
   const std::size_t data_start = header_start + header_len;
   const std::uint64_t need = count * static_cast<std::uint64_t>(size);
   if (need != b.size() - data_start)
-    fail(".npy data is " + std::to_string(b.size() - data_start) + " bytes but the shape needs " + std::to_string(need));
+    fail(".npy data is " + std::to_string(b.size() - data_start) + " bytes but the shape needs " +
+         std::to_string(need));
   return {kind, size, big, count, data_start};
 }
 
@@ -144,9 +146,12 @@ std::vector<TokenId> read_npy_tokens(const std::string& path) {
       raw = (raw << 8) | p[idx];
     }
     std::int64_t v;
-    if (kind == 'u') v = static_cast<std::int64_t>(raw);
-    else if (size == 4) v = static_cast<std::int32_t>(static_cast<std::uint32_t>(raw));
-    else v = static_cast<std::int64_t>(raw);
+    if (kind == 'u')
+      v = static_cast<std::int64_t>(raw);
+    else if (size == 4)
+      v = static_cast<std::int32_t>(static_cast<std::uint32_t>(raw));
+    else
+      v = static_cast<std::int64_t>(raw);
     if (v < 0 || v > std::numeric_limits<TokenId>::max())
       fail("token " + std::to_string(v) + " at index " + std::to_string(i) + " is not a valid id");
     out.push_back(static_cast<TokenId>(v));
@@ -165,8 +170,8 @@ void write_npy_tokens(const std::string& path, const std::vector<TokenId>& token
   out.write(len, 2);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   for (TokenId t : tokens) {
-    const char le[4] = {static_cast<char>(t & 0xFF), static_cast<char>((t >> 8) & 0xFF), static_cast<char>((t >> 16) & 0xFF),
-                        static_cast<char>((t >> 24) & 0xFF)};
+    const char le[4] = {static_cast<char>(t & 0xFF), static_cast<char>((t >> 8) & 0xFF),
+                        static_cast<char>((t >> 16) & 0xFF), static_cast<char>((t >> 24) & 0xFF)};
     out.write(le, 4);
   }
   if (!out) throw InputError(path + ": write failed");

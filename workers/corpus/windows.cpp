@@ -18,11 +18,11 @@ Windows make_windows(const std::vector<TokenId>& stream, const Split& split, std
                      const std::string& what) {
   const auto size = static_cast<std::int64_t>(stream.size());
   if (context < 2) throw InputError(what + ": context " + std::to_string(context) + " is shorter than 2 tokens");
-  if (split.start < 0 || split.tokens <= 0)
-    throw InputError(what + ": split start must be >= 0 and tokens > 0");
+  if (split.start < 0 || split.tokens <= 0) throw InputError(what + ": split start must be >= 0 and tokens > 0");
   if (split.start > size || split.tokens > size - split.start)
-    throw InputError(what + ": split [" + std::to_string(split.start) + ", " + std::to_string(split.start + split.tokens) +
-                     ") runs past the end of the stream (" + std::to_string(size) + " tokens)");
+    throw InputError(what + ": split [" + std::to_string(split.start) + ", " +
+                     std::to_string(split.start + split.tokens) + ") runs past the end of the stream (" +
+                     std::to_string(size) + " tokens)");
   Windows w;
   w.context = context;
   w.count = split.tokens / context;
@@ -34,14 +34,18 @@ Windows make_windows(const std::vector<TokenId>& stream, const Split& split, std
   return w;
 }
 
-std::int64_t shard_begin(std::int64_t count, int rank, int size) {
-  const std::int64_t base = count / size, extra = count % size;
-  return rank * base + std::min<std::int64_t>(rank, extra);
+std::int64_t shard_begin(std::int64_t count, int rank, int size, std::int64_t align) {
+  if (size < 1 || rank < 0 || rank > size || align < 1)
+    throw InputError("shard: rank " + std::to_string(rank) + " of " + std::to_string(size) + ", blocks of " +
+                     std::to_string(align));
+  const std::int64_t blocks = (count + align - 1) / align;
+  const std::int64_t base = blocks / size, extra = blocks % size;
+  return std::min(count, (rank * base + std::min<std::int64_t>(rank, extra)) * align);
 }
 
-Windows shard_windows(const Windows& w, int rank, int size) {
-  if (size < 1 || rank < 0 || rank >= size) throw InputError("shard: rank " + std::to_string(rank) + " of " + std::to_string(size));
-  const std::int64_t b = shard_begin(w.count, rank, size), e = shard_begin(w.count, rank + 1, size);
+Windows shard_windows(const Windows& w, int rank, int size, std::int64_t align) {
+  if (rank >= size) throw InputError("shard: rank " + std::to_string(rank) + " of " + std::to_string(size));
+  const std::int64_t b = shard_begin(w.count, rank, size, align), e = shard_begin(w.count, rank + 1, size, align);
   return w.slice(b, e - b);
 }
 

@@ -1,4 +1,4 @@
-// Splits of a token stream cut into fixed-length windows (DESIGN §4).
+// Splits of a token stream cut into fixed-length windows (docs/methods.md, "Token stream, splits and windows").
 #pragma once
 
 #include <cstdint>
@@ -31,10 +31,14 @@ struct Windows {
 Windows make_windows(const std::vector<TokenId>& stream, const Split& split, std::int64_t context,
                      const std::string& what);
 
-// The contiguous block of windows that rank `rank` of `size` evaluates: ranks get
-// floor(count/size) or one more, lower ranks first. Throws InputError on a bad rank/size.
-Windows shard_windows(const Windows& w, int rank, int size);
-// First window index of `rank`'s shard.
-std::int64_t shard_begin(std::int64_t count, int rank, int size);
+// The contiguous block of windows that rank `rank` of `size` evaluates. The windows are cut
+// into blocks of `align` (the last may be shorter) and each rank takes floor(blocks/size) or
+// one more whole blocks, lower ranks first, so a rank may get none. With `align` equal to the
+// batch size every batch a rank runs is a batch a single process would run, with the same
+// windows: the rank layout then cannot change any window's forward pass (docs/numerics.md).
+// Throws InputError on a bad rank, size or align.
+Windows shard_windows(const Windows& w, int rank, int size, std::int64_t align = 1);
+// First window index of `rank`'s shard (shard_begin(count, size, size, align) == count).
+std::int64_t shard_begin(std::int64_t count, int rank, int size, std::int64_t align = 1);
 
 }  // namespace linsweep

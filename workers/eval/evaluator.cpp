@@ -19,7 +19,9 @@ constexpr std::int64_t kHeadChunkElements = std::int64_t{32} << 20;
 
 }  // namespace
 
-double EvalResult::ppl() const { return tokens_scored > 0 ? std::exp(nll_sum / static_cast<double>(tokens_scored)) : NAN; }
+double EvalResult::ppl() const {
+  return tokens_scored > 0 ? std::exp(nll_sum / static_cast<double>(tokens_scored)) : NAN;
+}
 
 void EvalResult::append(const EvalResult& next) {
   windows += next.windows;
@@ -34,8 +36,8 @@ void check_windows(const LanguageModel& model, const Windows& windows) {
   const auto& cfg = model.config();
   const std::int64_t T = windows.context;
   if (T > cfg.max_positions)
-    throw InputError("context " + std::to_string(T) + " is longer than the model's " + std::to_string(cfg.max_positions) +
-                     " positions");
+    throw InputError("context " + std::to_string(T) + " is longer than the model's " +
+                     std::to_string(cfg.max_positions) + " positions");
   if (T < 2) throw InputError("context must be at least 2 tokens");
   for (std::size_t i = 0; i < windows.ids.size(); ++i) {
     if (windows.ids[i] < 0 || windows.ids[i] >= cfg.vocab_size)
@@ -46,25 +48,27 @@ void check_windows(const LanguageModel& model, const Windows& windows) {
 }
 
 at::Tensor window_ids(const Windows& windows, std::int64_t first, std::int64_t n, const at::Device& device) {
-  return at::from_blob(const_cast<TokenId*>(windows.ids.data() + first * windows.context), {n, windows.context}, at::kInt)
+  return at::from_blob(const_cast<TokenId*>(windows.ids.data() + first * windows.context), {n, windows.context},
+                       at::kInt)
       .to(device, at::kLong);
 }
 
 void score_hidden(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids, double* window_nll,
                   double* token_nll) {
   const std::int64_t n = ids.size(0), T = ids.size(1);
-  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kHeadChunkElements / ((T - 1) * model.config().vocab_size));
+  const std::int64_t rows_per_chunk =
+      std::max<std::int64_t>(1, kHeadChunkElements / ((T - 1) * model.config().vocab_size));
   at::Tensor h = hidden.narrow(1, 0, T - 1);                   // [n, T-1, d]: position t predicts t+1
   at::Tensor targets = ids.narrow(1, 1, T - 1).unsqueeze(-1);  // [n, T-1, 1]
   for (std::int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
     const std::int64_t rn = std::min(rows_per_chunk, n - r0);
-    at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);         // [rn, T-1, V]
+    at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);  // [rn, T-1, V]
     at::Tensor target_logit = logits.gather(-1, targets.narrow(0, r0, rn)).squeeze(-1).to(at::kDouble);
-    at::Tensor m = std::get<0>(logits.max(-1, /*keepdim=*/true));               // [rn, T-1, 1]
+    at::Tensor m = std::get<0>(logits.max(-1, /*keepdim=*/true));  // [rn, T-1, 1]
     // Σ exp(l − max) of values in (0, 1], summed in float32 (ATen's cascade sum: relative error
     // ~1e-7, far inside the parity tolerances) and widened afterwards: a float64 sum would first
     // convert the whole [rn, T-1, V] block.
-    at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1).to(at::kDouble);         // [rn, T-1]
+    at::Tensor sum_exp = logits.sub_(m).exp_().sum(-1).to(at::kDouble);  // [rn, T-1]
     at::Tensor nll = (m.squeeze(-1).to(at::kDouble) + sum_exp.log() - target_logit).cpu().contiguous();
     const double* p = nll.data_ptr<double>();
     for (std::int64_t w = 0; w < rn; ++w) {

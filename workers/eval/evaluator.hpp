@@ -1,4 +1,4 @@
-// Perplexity of a model over windows: per-position NLL accumulated in float64 (DESIGN §4).
+// Perplexity of a model over windows: per-position NLL accumulated in float64 (docs/methods.md, "NLL and perplexity").
 #pragma once
 
 #include <cstdint>
@@ -12,19 +12,19 @@ namespace linsweep {
 class LanguageModel;
 
 struct EvalOptions {
-  std::int64_t batch = 8;          // windows per forward pass
-  bool keep_token_nll = false;     // fill EvalResult::token_nll
+  std::int64_t batch = 8;       // windows per forward pass
+  bool keep_token_nll = false;  // fill EvalResult::token_nll
   // Called after each batch with (windows done, windows total); may be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 struct EvalResult {
   std::int64_t windows = 0;
-  std::int64_t tokens_scored = 0;   // windows · (context − 1)
-  double nll_sum = 0;               // Σ over windows of window_nll, in window order
-  std::vector<double> window_nll;   // per window: Σ_t nll(t), t = 0..T−2
-  std::vector<double> token_nll;    // windows · (T−1) when keep_token_nll
-  double ppl() const;               // exp(nll_sum / tokens_scored)
+  std::int64_t tokens_scored = 0;  // windows · (context − 1)
+  double nll_sum = 0;              // Σ over windows of window_nll, in window order
+  std::vector<double> window_nll;  // per window: Σ_t nll(t), t = 0..T−2
+  std::vector<double> token_nll;   // windows · (T−1) when keep_token_nll
+  double ppl() const;              // exp(nll_sum / tokens_scored)
   // Appends another shard's result (windows that follow this one's) and re-sums.
   void append(const EvalResult& next);
 };

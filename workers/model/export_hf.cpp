@@ -42,8 +42,8 @@ MlpLayout mlp_layout(const ModelConfig& c, std::int64_t layer) {
   }
   if (c.architecture == "gpt_neox") {
     const std::string p = "gpt_neox.layers." + l + ".mlp.";
-    return {p + "dense_h_to_4h.weight", p + "dense_h_to_4h.bias", p + "dense_4h_to_h.weight",
-            p + "dense_4h_to_h.bias", false};
+    return {p + "dense_h_to_4h.weight", p + "dense_h_to_4h.bias", p + "dense_4h_to_h.weight", p + "dense_4h_to_h.bias",
+            false};
   }
   throw ModelError("export: architecture '" + c.architecture + "' has no known MLP layout (known: gpt2, gpt_neox)");
 }
@@ -82,8 +82,7 @@ void check_source_config(const ModelConfig& model, const std::string& source_dir
   const ModelConfig src = read_model_config(source_dir);
   const std::string where = source_dir + "/config.json";
   auto same = [&](const char* field, auto a, auto b) {
-    if (a != b)
-      throw ModelError("export: " + where + " does not describe the model (" + field + " differs)");
+    if (a != b) throw ModelError("export: " + where + " does not describe the model (" + field + " differs)");
   };
   same("architecture", src.architecture, model.architecture);
   same("vocab_size", src.vocab_size, model.vocab_size);
@@ -120,10 +119,8 @@ std::map<std::string, at::Tensor> folded_mlp(const MlpLayout& m, const AffineMap
     fc = fc.t().contiguous();
     proj = proj.t().contiguous();
   }
-  return {{m.fc_weight, fc},
-          {m.fc_bias, at::zeros({d_ff}, at::kFloat)},
-          {m.proj_weight, proj},
-          {m.proj_bias, b.clone()}};
+  return {
+      {m.fc_weight, fc}, {m.fc_bias, at::zeros({d_ff}, at::kFloat)}, {m.proj_weight, proj}, {m.proj_bias, b.clone()}};
 }
 
 std::string strip_trailing_slashes(std::string p) {
@@ -180,8 +177,7 @@ std::string install(const std::string& tmp, const std::string& out, bool exists)
     return "";
   }
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) return tmp;
-  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-    throw_errno(out + ": cannot exchange with " + tmp, errno);
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) throw_errno(out + ": cannot exchange with " + tmp, errno);
   const std::string old = tmp + ".old";
   if (std::rename(out.c_str(), old.c_str()) != 0) throw_errno(out + ": cannot move aside to " + old, errno);
   if (std::rename(tmp.c_str(), out.c_str()) != 0) {

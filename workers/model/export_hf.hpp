@@ -51,7 +51,6 @@ inline constexpr const char* kExportedTokenizerFiles[] = {"vocab.json", "merges.
 // Not thread safe with respect to `model`: reads its parameters (no gradients recorded),
 // so nothing else may modify it meanwhile.
 void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, AffineMap>& linear,
-                         const std::string& source_dir, const std::string& out_dir,
-                         const ExportOptions& options = {});
+                         const std::string& source_dir, const std::string& out_dir, const ExportOptions& options = {});
 
 }  // namespace linsweep

@@ -1,10 +1,10 @@
 // GPT-2 (Radford et al. 2019) as a torch module with HF parameter names; registers "gpt2".
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
+#include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
-#include <torch/nn/module.h>
 
 #include <cmath>
 
@@ -43,7 +43,7 @@ class Gpt2Attention : public torch::nn::Module {
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
     const auto B = x.size(0), T = x.size(1), hd = d_ / heads_;
-    auto qkv = (*c_attn_)(x);  // [B, T, 3d], contiguous q | k | v
+    auto qkv = (*c_attn_)(x);                                               // [B, T, 3d], contiguous q | k | v
     auto split = qkv.view({B, T, 3, heads_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
     return (*c_proj_)(causal_attention(split[0], split[1], split[2], scale_));
   }
@@ -107,7 +107,8 @@ class Gpt2Model : public LanguageModel {
       list->push_back(blocks_.back());
     }
     register_module("h", list);
-    ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
+    ln_f_ =
+        register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
     // GPT2LMHeadModel with tie_word_embeddings false keeps its own output matrix, "lm_head.weight".
     if (!c.tied_head) {
       lm_head_ = register_module("lm_head", std::make_shared<torch::nn::Module>());

@@ -2,10 +2,10 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/nn/init.h>
+#include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
-#include <torch/nn/module.h>
 
 #include <cmath>
 
@@ -34,7 +34,9 @@ class Dense : public torch::nn::Module {
   LinearKernel kernel_;
 };
 
-std::shared_ptr<Dense> make_linear(int64_t in, int64_t out, bool bias) { return std::make_shared<Dense>(in, out, bias); }
+std::shared_ptr<Dense> make_linear(int64_t in, int64_t out, bool bias) {
+  return std::make_shared<Dense>(in, out, bias);
+}
 
 // Split-halves rotation: [x1, x2] -> [-x2, x1] on the last dimension.
 at::Tensor rotate_half(const at::Tensor& x) {
@@ -54,7 +56,8 @@ class NeoxAttention : public torch::nn::Module {
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
     const auto B = x.size(0), T = x.size(1);
-    auto qkv = (*query_key_value_)(x).view({B, T, heads_, 3 * hd_}).permute({0, 2, 1, 3});  // [B, H, T, 3hd], per head q|k|v
+    auto qkv =
+        (*query_key_value_)(x).view({B, T, heads_, 3 * hd_}).permute({0, 2, 1, 3});  // [B, H, T, 3hd], per head q|k|v
     auto q = qkv.narrow(-1, 0, hd_);
     auto k = qkv.narrow(-1, hd_, hd_);
     auto v = qkv.narrow(-1, 2 * hd_, hd_);
@@ -76,7 +79,7 @@ class NeoxAttention : public torch::nn::Module {
       auto f32 = at::TensorOptions().dtype(at::kFloat).device(like.device());
       auto inv_freq = 1.0 / at::pow(base_, at::arange(0, rot_, 2, f32) / static_cast<double>(rot_));  // [rot/2]
       auto t = at::arange(T, f32);
-      auto freqs = at::outer(t, inv_freq);  // [T, rot/2]
+      auto freqs = at::outer(t, inv_freq);     // [T, rot/2]
       auto emb = at::cat({freqs, freqs}, -1);  // [T, rot]
       cos_ = emb.cos().to(like.scalar_type());
       sin_ = emb.sin().to(like.scalar_type());
@@ -156,8 +159,8 @@ class NeoxBody : public torch::nn::Module {
       list->push_back(layers_.back());
     }
     register_module("layers", list);
-    final_layer_norm_ =
-        register_module("final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
+    final_layer_norm_ = register_module(
+        "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
   }
   torch::nn::Embedding embed_in_{nullptr};
   std::vector<std::shared_ptr<NeoxLayer>> layers_;

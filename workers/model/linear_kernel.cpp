@@ -34,7 +34,8 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
     const at::Tensor gy = grads[0].contiguous();  // [N, out]
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) dx = at::mkldnn_linear(dnn(gy), dnn(weight.t()), c10::nullopt).to_dense();  // [N, in]
-    if (ctx->needs_input_grad(1)) dw = at::mkldnn_linear(dnn(gy.t()), dnn(x.t()), c10::nullopt).to_dense();  // [out, in]
+    if (ctx->needs_input_grad(1))
+      dw = at::mkldnn_linear(dnn(gy.t()), dnn(x.t()), c10::nullopt).to_dense();  // [out, in]
     if (ctx->needs_input_grad(2)) db = gy.sum(0);
     return {dx, dw, db};
   }

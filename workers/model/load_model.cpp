@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "common/errors.hpp"
-#include "workers/checkpoint.hpp"
 #include "workers/model/architecture_registry.hpp"
+#include "workers/model/hf_weights.hpp"
 #include "workers/runtime.hpp"
 
 namespace linsweep {
@@ -32,9 +32,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 at::Tensor to_tensor(const TensorInfo& t, const std::string& file) {
   at::ScalarType st;
   switch (t.dtype) {
-    case DType::kF32: st = at::kFloat; break;
-    case DType::kF16: st = at::kHalf; break;
-    case DType::kBF16: st = at::kBFloat16; break;
+    case DType::kF32:
+      st = at::kFloat;
+      break;
+    case DType::kF16:
+      st = at::kHalf;
+      break;
+    case DType::kBF16:
+      st = at::kBFloat16;
+      break;
     default:
       throw ModelError(file + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
                        "; weights must be F32, F16 or BF16");
@@ -66,9 +72,11 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
   const at::ScalarType dtype = parse_compute_dtype(options.dtype);
   const std::string device = resolve_device(options.device);
   if (dtype == at::kHalf && device == "cpu")
-    throw InputError("dtype float16 needs a CUDA device (LibTorch's CPU kernels lack half-precision LayerNorm); "
-                     "use bfloat16 or float32 on CPU");
-  Checkpoint ckpt(dir);
+    throw InputError(
+        "dtype float16 needs a CUDA device (LibTorch's CPU kernels lack half-precision LayerNorm); "
+        "use bfloat16 or float32 on CPU");
+  if (dtype == at::kBFloat16 && device == "cpu") configure_cpu_bfloat16();
+  HfWeights ckpt(dir);
   const std::string where = ckpt.files().size() == 1 ? ckpt.files()[0] : dir + "/model.safetensors.index.json";
 
   // Refuse before allocating when config.json asks for more parameters than the files hold

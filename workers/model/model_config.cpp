@@ -2,12 +2,11 @@
 #include "workers/model/model_config.hpp"
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
-#include "storage/store.hpp"
 #include "workers/model/architecture_registry.hpp"
 
 namespace linsweep {
@@ -92,7 +91,8 @@ ModelConfig read_model_config(const std::string& dir) {
 
 void write_model_config(const ModelConfig& c, const std::string& dir) {
   const Architecture& arch = ArchitectureRegistry::instance().get(c.architecture, dir + "/config.json");
-  if (!arch.write_config) throw ModelError(dir + "/config.json: architecture '" + c.architecture + "' cannot write its config");
+  if (!arch.write_config)
+    throw ModelError(dir + "/config.json: architecture '" + c.architecture + "' cannot write its config");
   const nlohmann::json j = arch.write_config(c);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -16,8 +16,7 @@ namespace {
 
 constexpr std::size_t kMaxTokenizerJsonBytes = 256u << 20;
 
-void read_vocab(const nlohmann::json& vocab, const std::string& source,
-                std::unordered_map<std::string, TokenId>* out) {
+void read_vocab(const nlohmann::json& vocab, const std::string& source, std::unordered_map<std::string, TokenId>* out) {
   if (!vocab.is_object()) throw InputError(source + ": vocab is not a JSON object");
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
     if (!it.value().is_number_integer()) throw InputError(source + ": id of '" + it.key() + "' is not an integer");
@@ -61,7 +60,8 @@ BpeTokenizer BpeTokenizer::from_vocab_merges(const std::string& vocab_path, cons
     std::size_t sp = line.find(' ');
     if (sp == 0 || sp == std::string_view::npos || sp + 1 >= line.size() ||
         line.find(' ', sp + 1) != std::string_view::npos)
-      throw InputError(merges_path + ":" + std::to_string(line_no) + ": a merge must be two symbols separated by one space");
+      throw InputError(merges_path + ":" + std::to_string(line_no) +
+                       ": a merge must be two symbols separated by one space");
     merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
   }
   t.finish(vocab_path, merges_path, merges);
@@ -84,14 +84,14 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
       return;  // a one-element sequence; inspected below through the element
     }
     if (component_type(pre, "") != "ByteLevel")
-      throw InputError(path + ": pre_tokenizer '" + printable(component_type(pre, "?")) + "' is not supported (ByteLevel only)");
+      throw InputError(path + ": pre_tokenizer '" + printable(component_type(pre, "?")) +
+                       "' is not supported (ByteLevel only)");
     if (pre.contains("add_prefix_space") && pre["add_prefix_space"].is_boolean())
       t.add_prefix_space_ = pre["add_prefix_space"].get<bool>();
   };
   if (j.contains("pre_tokenizer")) {
     check_byte_level(j["pre_tokenizer"]);
-    if (component_type(j["pre_tokenizer"], "") == "Sequence")
-      check_byte_level(j["pre_tokenizer"]["pretokenizers"][0]);
+    if (component_type(j["pre_tokenizer"], "") == "Sequence") check_byte_level(j["pre_tokenizer"]["pretokenizers"][0]);
   }
   if (j.contains("normalizer") && !j["normalizer"].is_null()) {
     const std::string type = component_type(j["normalizer"], "?");
@@ -275,7 +275,12 @@ std::string BpeTokenizer::decode(const std::vector<TokenId>& ids) const {
     for (std::size_t k = 0; k < tok.size();) {
       std::size_t len = 1;
       unsigned char c = static_cast<unsigned char>(tok[k]);
-      if (c >= 0xF0) len = 4; else if (c >= 0xE0) len = 3; else if (c >= 0xC0) len = 2;
+      if (c >= 0xF0)
+        len = 4;
+      else if (c >= 0xE0)
+        len = 3;
+      else if (c >= 0xC0)
+        len = 2;
       auto b = inv.find(tok.substr(k, len));
       if (b == inv.end()) throw InputError("decode: token " + std::to_string(id) + " is not byte-level");
       out.push_back(static_cast<char>(b->second));

@@ -68,7 +68,8 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
     const std::size_t sp = line.find(' ');
     if (sp == 0 || sp == std::string_view::npos || sp + 1 >= line.size() ||
         line.find(' ', sp + 1) != std::string_view::npos)
-      throw InputError(merges_path + ":" + std::to_string(line_no) + ": a merge must be two symbols separated by one space");
+      throw InputError(merges_path + ":" + std::to_string(line_no) +
+                       ": a merge must be two symbols separated by one space");
     merges.push_back(line);
     merge_line.push_back(line_no);
   }
@@ -113,8 +114,8 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
     const std::string_view line = merges[i];
     const std::size_t sp = line.find(' ');
     const std::string_view a = line.substr(0, sp), b = line.substr(sp + 1);
-    const std::string where = merges_path + ":" + std::to_string(merge_line[i]) + ": merge " + std::to_string(i) + " '" +
-                              std::string(line) + "'";
+    const std::string where = merges_path + ":" + std::to_string(merge_line[i]) + ": merge " + std::to_string(i) +
+                              " '" + std::string(line) + "'";
     const auto want = static_cast<std::int64_t>(256 + i);
     for (std::string_view part : {a, b}) {
       const std::int64_t id = id_in_vocab(part);
@@ -125,8 +126,9 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
     const std::string merged = std::string(a) + std::string(b);
     const std::int64_t id = id_in_vocab(merged);
     if (id != want)
-      throw InputError(where + ": result '" + merged + "' has id " + (id < 0 ? std::string("none") : std::to_string(id)) +
-                       " in " + vocab_path + ", not " + std::to_string(want) + " (ids would not stay GPT-2's)");
+      throw InputError(where + ": result '" + merged + "' has id " +
+                       (id < 0 ? std::string("none") : std::to_string(id)) + " in " + vocab_path + ", not " +
+                       std::to_string(want) + " (ids would not stay GPT-2's)");
     if (merged == kEos) throw InputError(where + ": yields " + std::string(kEos) + ", which must follow the merges");
   }
 

@@ -51,10 +51,11 @@ std::vector<std::pair<std::string, at::Tensor>> AdamW::state_tensors() const {
   return out;
 }
 
-void AdamW::load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors, const std::vector<std::int64_t>& steps) {
+void AdamW::load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                       const std::vector<std::int64_t>& steps) {
   if (steps.size() != params_.size())
-    throw ModelError("optimizer state: " + std::to_string(steps.size()) + " step counts for " + std::to_string(params_.size()) +
-                     " parameters");
+    throw ModelError("optimizer state: " + std::to_string(steps.size()) + " step counts for " +
+                     std::to_string(params_.size()) + " parameters");
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : tensors) by_name[name] = &t;
   c10::NoGradGuard no_grad;

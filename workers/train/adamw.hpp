@@ -44,7 +44,8 @@ class AdamW {
   std::vector<std::int64_t> step_counts() const { return steps_; }
   // Restores what state_tensors/step_counts returned (copied into this optimizer's own
   // tensors). Throws ModelError when a name or shape does not match.
-  void load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors, const std::vector<std::int64_t>& steps);
+  void load_state(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                  const std::vector<std::int64_t>& steps);
 
  private:
   std::vector<NamedParameter> params_;

@@ -18,7 +18,8 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 }  // namespace
 
-BatchOrder::BatchOrder(std::int64_t count, std::int64_t batch, std::uint64_t seed) : count_(count), batch_(batch), seed_(seed) {
+BatchOrder::BatchOrder(std::int64_t count, std::int64_t batch, std::uint64_t seed)
+    : count_(count), batch_(batch), seed_(seed) {
   if (count < 1) throw InputError("training split holds no window");
   if (batch < 1) throw InputError("training batch must be at least 1");
 }
@@ -30,7 +31,8 @@ const std::vector<std::int64_t>& BatchOrder::epoch(std::int64_t e) {
   std::uint64_t state = seed_ * 0x100000001B3ull + static_cast<std::uint64_t>(e);
   for (std::int64_t i = count_ - 1; i > 0; --i) {
     // Multiply-shift maps 64 random bits onto [0, i]; the bias is below 2^-40 for any split.
-    const auto j = static_cast<std::int64_t>((static_cast<unsigned __int128>(splitmix64(state)) * static_cast<std::uint64_t>(i + 1)) >> 64);
+    const auto j = static_cast<std::int64_t>(
+        (static_cast<unsigned __int128>(splitmix64(state)) * static_cast<std::uint64_t>(i + 1)) >> 64);
     std::swap(order_[static_cast<std::size_t>(i)], order_[static_cast<std::size_t>(j)]);
   }
   cached_epoch_ = e;
@@ -47,7 +49,8 @@ std::vector<std::int64_t> BatchOrder::windows(std::int64_t step) {
   return out;
 }
 
-double learning_rate(LrSchedule schedule, double lr, std::int64_t step, std::int64_t total, std::int64_t warmup, double min_ratio) {
+double learning_rate(LrSchedule schedule, double lr, std::int64_t step, std::int64_t total, std::int64_t warmup,
+                     double min_ratio) {
   if (warmup > 0 && step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
   if (schedule == LrSchedule::kConstant || total <= warmup + 1) return lr;
   const double progress = static_cast<double>(step - warmup) / static_cast<double>(total - warmup - 1);

@@ -12,7 +12,7 @@ std::string parameter_group(const std::string& n) {
   if (has("ln_") || has("layernorm") || has("layer_norm")) return "layernorm";
   // GPT-2's tied head is wte (also its input embedding); an untied GPT-2 has lm_head.
   if (n == "wte.weight" || n == "lm_head.weight" || has("embed_out")) return "head";
-  return "embeddings";                                         // wpe, embed_in
+  return "embeddings";  // wpe, embed_in
 }
 
 std::int64_t parameter_layer(const std::string& n) {

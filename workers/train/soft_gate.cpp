@@ -40,9 +40,9 @@ OverrideFn soft_gated_mlp(std::shared_ptr<SoftGate> gate, AffineMap map) {
       map.weight = map.weight.to(x.device(), x.scalar_type());
       map.bias = map.bias.to(x.device(), x.scalar_type());
     }
-    const at::Tensor g = gate->forward(x);                   // [B, T, 1]
+    const at::Tensor g = gate->forward(x);  // [B, T, 1]
     const at::Tensor lin = at::addmm(map.bias, x.reshape({-1, x.size(-1)}), map.weight).view(x.sizes());
-    return g * mlp(x) + (1 - g) * lin;                        // [B, T, d]
+    return g * mlp(x) + (1 - g) * lin;  // [B, T, d]
   };
 }
 

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include <cmath>
 
@@ -14,22 +15,37 @@
 namespace linsweep {
 namespace {
 
+// CUDA autocast state. LibTorch 2.4 added the device-type functions (PyTorch PR 124359) and
+// deprecated the CUDA-only ones (is_enabled, set_enabled, get/set_autocast_gpu_dtype), which
+// are absent from 1.13's header; Debian 13's 2.6 has both, the old ones deprecated.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool cuda_autocast_enabled() { return at::autocast::is_autocast_enabled(at::kCUDA); }
+void set_cuda_autocast_enabled(bool on) { at::autocast::set_autocast_enabled(at::kCUDA, on); }
+at::ScalarType cuda_autocast_dtype() { return at::autocast::get_autocast_dtype(at::kCUDA); }
+void set_cuda_autocast_dtype(at::ScalarType t) { at::autocast::set_autocast_dtype(at::kCUDA, t); }
+#else
+bool cuda_autocast_enabled() { return at::autocast::is_enabled(); }
+void set_cuda_autocast_enabled(bool on) { at::autocast::set_enabled(on); }
+at::ScalarType cuda_autocast_dtype() { return at::autocast::get_autocast_gpu_dtype(); }
+void set_cuda_autocast_dtype(at::ScalarType t) { at::autocast::set_autocast_gpu_dtype(t); }
+#endif
+
 // bf16 autocast for the forward pass on CUDA; restores the previous state on exit.
 class AutocastScope {
  public:
   explicit AutocastScope(bool cuda) : active_(cuda) {
     if (!active_) return;
-    was_enabled_ = at::autocast::is_enabled();
-    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
+    was_enabled_ = cuda_autocast_enabled();
+    previous_dtype_ = cuda_autocast_dtype();
+    set_cuda_autocast_dtype(at::kBFloat16);
+    set_cuda_autocast_enabled(true);
     at::autocast::increment_nesting();
   }
   ~AutocastScope() {
     if (!active_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_enabled(was_enabled_);
-    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
+    set_cuda_autocast_enabled(was_enabled_);
+    set_cuda_autocast_dtype(previous_dtype_);
   }
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
@@ -43,9 +59,9 @@ class AutocastScope {
 
 at::Tensor next_token_loss(LanguageModel& model, const at::Tensor& ids, bool sum) {
   const auto T = ids.size(1);
-  const at::Tensor logits = model.forward(ids);                                        // [B, T, V]
-  const at::Tensor pred = logits.slice(1, 0, T - 1).reshape({-1, logits.size(-1)});   // [B·(T−1), V]
-  const at::Tensor target = ids.slice(1, 1, T).reshape({-1});                          // [B·(T−1)]
+  const at::Tensor logits = model.forward(ids);                                      // [B, T, V]
+  const at::Tensor pred = logits.slice(1, 0, T - 1).reshape({-1, logits.size(-1)});  // [B·(T−1), V]
+  const at::Tensor target = ids.slice(1, 1, T).reshape({-1});                        // [B·(T−1)]
   // At least float32 (bf16 logits under autocast), float64 when the model runs in float64.
   const at::Tensor p = pred.scalar_type() == at::kDouble ? pred : pred.to(at::kFloat);
   return at::cross_entropy_loss(p, target, {}, sum ? at::Reduction::Sum : at::Reduction::Mean);
@@ -80,7 +96,8 @@ Trainer::Trainer(LanguageModel& model, std::vector<NamedParameter> params, const
 
 StepStats Trainer::step(std::int64_t step, const std::function<at::Tensor(double)>& extra) {
   StepStats out;
-  out.lr = learning_rate(options_.schedule, options_.adam.lr, step - options_.step_offset, options_.total_steps, options_.warmup);
+  out.lr = learning_rate(options_.schedule, options_.adam.lr, step - options_.step_offset, options_.total_steps,
+                         options_.warmup);
   const std::vector<std::int64_t> batch = order_.windows(step);
   const auto B = static_cast<std::int64_t>(batch.size()), T = train_.context;
   const int rank = group_ == nullptr ? 0 : group_->rank(), size = group_ == nullptr ? 1 : group_->size();

@@ -18,11 +18,11 @@ class LanguageModel;
 
 struct TrainerOptions {
   AdamWOptions adam;
-  double clip = 1.0;           // max global gradient norm; <= 0 disables clipping
-  std::int64_t batch = 8;      // windows per optimizer step, over the whole group
-  std::uint64_t seed = 0;      // batch order
+  double clip = 1.0;       // max global gradient norm; <= 0 disables clipping
+  std::int64_t batch = 8;  // windows per optimizer step, over the whole group
+  std::uint64_t seed = 0;  // batch order
   LrSchedule schedule = LrSchedule::kConstant;
-  std::int64_t warmup = 0;     // steps of linear warmup
+  std::int64_t warmup = 0;       // steps of linear warmup
   std::int64_t total_steps = 0;  // for the cosine schedule
   std::int64_t step_offset = 0;  // the schedule's step 0 (a later phase's first global step)
 };

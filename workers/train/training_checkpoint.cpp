@@ -40,9 +40,15 @@ TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
   TensorBytes b;
   b.name = name;
   switch (c.scalar_type()) {
-    case at::kDouble: b.dtype = DType::kF64; break;
-    case at::kLong: b.dtype = DType::kI64; break;
-    default: c = c.to(at::kFloat), b.dtype = DType::kF32; break;
+    case at::kDouble:
+      b.dtype = DType::kF64;
+      break;
+    case at::kLong:
+      b.dtype = DType::kI64;
+      break;
+    default:
+      c = c.to(at::kFloat), b.dtype = DType::kF32;
+      break;
   }
   b.shape = c.sizes().vec();
   const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
@@ -53,10 +59,18 @@ TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
 at::Tensor from_info(const TensorInfo& t, const std::string& path) {
   at::ScalarType type;
   switch (t.dtype) {
-    case DType::kF64: type = at::kDouble; break;
-    case DType::kF32: type = at::kFloat; break;
-    case DType::kI64: type = at::kLong; break;
-    default: throw ModelError(path + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) + ", not a checkpoint dtype");
+    case DType::kF64:
+      type = at::kDouble;
+      break;
+    case DType::kF32:
+      type = at::kFloat;
+      break;
+    case DType::kI64:
+      type = at::kLong;
+      break;
+    default:
+      throw ModelError(path + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
+                       ", not a checkpoint dtype");
   }
   at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(type));
   std::memcpy(out.data_ptr(), t.data.data(), t.data.size());  // sizes validated by the reader

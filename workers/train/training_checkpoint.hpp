@@ -4,12 +4,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace linsweep {
 

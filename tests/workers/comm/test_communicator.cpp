@@ -1,13 +1,14 @@
 // Communicator over real MPI ranks (run by ctest under mpirun -n 2): sums, backend choice.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "workers/comm/communicator.hpp"
+#include "workers/comm/rank_nodes.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("MPI all-reduce sums every rank's partial statistics") {
   auto comm = make_world_communicator("mpi");
@@ -20,7 +21,7 @@ TEST_CASE("MPI all-reduce sums every rank's partial statistics") {
   CHECK(v[0] == n);
   CHECK(v[1] == ranks);
   CHECK(v[2] == squares);
-  CHECK(v[3] == Approx(1e300 * n));
+  CHECK(v[3] == Catch::Approx(1e300 * n));
   comm->allreduce_sum({});  // empty is a no-op on every rank
   comm->barrier();
 }
@@ -29,7 +30,7 @@ TEST_CASE("backend choice: auto falls back to MPI without a GPU; unknown names a
   auto comm = make_world_communicator("auto");
   CHECK(comm->backend() == (nccl_usable() ? "nccl" : "mpi"));
   if (!nccl_usable()) CHECK_THROWS_AS(make_world_communicator("nccl"), CommError);
-  CHECK_THROWS_WITH(make_world_communicator("gloo"), Catch::Contains("known: auto, mpi, nccl"));
+  CHECK_THROWS_WITH(make_world_communicator("gloo"), ContainsSubstring("known: auto, mpi, nccl"));
 }
 
 TEST_CASE("group communicators: each color sums only its own ranks, with the backend asked for") {
@@ -44,8 +45,31 @@ TEST_CASE("group communicators: each color sums only its own ranks, with the bac
   CHECK(v[0] == members);
   CHECK(v[1] == ranks);
   CHECK(make_group_communicator(0, "mpi")->size() == world->size());
-  if (!nccl_usable()) CHECK_THROWS_WITH(make_group_communicator(0, "nccl"), Catch::Contains("nccl"));
-  CHECK_THROWS_WITH(make_group_communicator(0, "gloo"), Catch::Contains("known: auto, mpi, nccl"));
+  if (!nccl_usable()) CHECK_THROWS_WITH(make_group_communicator(0, "nccl"), ContainsSubstring("nccl"));
+  CHECK_THROWS_WITH(make_group_communicator(0, "gloo"), ContainsSubstring("known: auto, mpi, nccl"));
+}
+
+TEST_CASE("rank nodes: ranks of one host share a node; groups that span nodes are named") {
+  const RankNodes here = gather_rank_nodes();
+  auto world = make_world_communicator("mpi");
+  REQUIRE(here.node.size() == static_cast<std::size_t>(world->size()));
+  for (std::size_t r = 0; r < here.node.size(); ++r) {  // mpirun -n 2 on one host: one node
+    CHECK(here.node[r] == 0);
+    CHECK(here.host[r] == here.host[0]);
+  }
+  CHECK(group_span_error(here, 1).empty());
+
+  // mpirun's by-slot placement of 2 nodes x 3 ranks: the coordinator is rank 0 on node a.
+  const RankNodes two{{0, 0, 0, 1, 1, 1}, {"a", "a", "a", "b", "b", "b"}};
+  CHECK(group_span_error(two, 1).empty());
+  CHECK(group_span_error(two, 5) == "worker group 0 (ranks 1-5) spans a and b");
+  const RankNodes three{{0, 0, 0, 1, 1, 1, 2, 2, 2}, {"a", "a", "a", "b", "b", "b", "c", "c", "c"}};
+  CHECK(group_span_error(three, 2) == "worker group 2 (ranks 5-6) spans b and c");
+  CHECK(group_span_error(three, 4) == "worker group 0 (ranks 1-4) spans a and b");
+  CHECK(group_span_error(three, 8) == "worker group 0 (ranks 1-8) spans a, b and c");
+  // Placed so that groups of 2 stay on their node (a rank file, or an extra rank on node a).
+  const RankNodes fitted{{0, 0, 0, 1, 1}, {"a", "a", "a", "b", "b"}};
+  CHECK(group_span_error(fitted, 2).empty());
 }
 
 int main(int argc, char** argv) {

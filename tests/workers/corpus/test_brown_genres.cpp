@@ -1,6 +1,4 @@
 // Brown genres: file selection by genre letter, the file-level split, and the Brown directories written for the demo.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/brown_genres.hpp"
 #include "workers/corpus/corpus.hpp"
@@ -56,9 +55,12 @@ void expect_input_error(const std::function<void()>& f, const std::string& needl
 
 std::string cache_brown_dir() {
   std::string cache;
-  if (const char* c = std::getenv("LINSWEEP_CACHE")) cache = c;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME")) cache = std::string(x) + "/linsweep";
-  else cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
+  if (const char* c = std::getenv("LINSWEEP_CACHE"))
+    cache = c;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"))
+    cache = std::string(x) + "/linsweep";
+  else
+    cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
   return cache + "/brown";
 }
 
@@ -182,12 +184,16 @@ TEST_CASE("bad_: missing directory, absent genre, non-genre letter, too few file
   expect_input_error([&] { split_brown_files(twice, 2); }, "is listed twice");
 
   test::write_text(dir / "notes.txt", "x");
-  expect_input_error([&] { write_brown_directory({dir / "notes.txt"}, dir / "out"); }, "notes.txt: not a Brown file name");
+  expect_input_error([&] { write_brown_directory({dir / "notes.txt"}, dir / "out"); },
+                     "notes.txt: not a Brown file name");
   expect_input_error([&] { write_brown_directory({dir / "gone/ca01"}, dir / "out"); }, "gone/ca01: no such file");
   std::filesystem::create_directories(dir / "copy");
   std::filesystem::copy_file(dir / "brown/ca01", dir / "copy/ca01");
-  expect_input_error([&] { write_brown_directory({dir / "brown/ca01", dir / "copy/ca01"}, dir / "out"); },
-                     "a second Brown file named ca01");
+  expect_input_error(
+      [&] {
+        write_brown_directory({dir / "brown/ca01", dir / "copy/ca01"}, dir / "out");
+      },
+      "a second Brown file named ca01");
   CHECK_FALSE(std::filesystem::exists(dir / "out"));  // refused before anything was written
 }
 

@@ -1,14 +1,14 @@
 // Corpus readers (text, WikiText, LAMBADA, Brown, .npy) and their token streams.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/corpus.hpp"
 #include "workers/corpus/npy.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
 using linsweep::test::ScratchDir;
 
 TEST_CASE("good_: WikiText articles become documents, sections stay inside them") {
@@ -25,7 +25,8 @@ TEST_CASE("good_: WikiText articles become documents, sections stay inside them"
 TEST_CASE("good_: LAMBADA lines, plain text and Brown files") {
   ScratchDir dir;
   test::write_text(dir / "lambada.jsonl", "{\"text\": \"first passage\"}\n\n{\"text\": \"second\"}\n");
-  CHECK(read_documents(dir / "lambada.jsonl", CorpusFormat::kLambada) == std::vector<std::string>{"first passage", "second"});
+  CHECK(read_documents(dir / "lambada.jsonl", CorpusFormat::kLambada) ==
+        std::vector<std::string>{"first passage", "second"});
   test::write_text(dir / "plain.txt", "one document\nwith two lines\n");
   CHECK(read_documents(dir / "plain.txt", CorpusFormat::kText).size() == 1);
 
@@ -40,6 +41,45 @@ TEST_CASE("good_: LAMBADA lines, plain text and Brown files") {
   test::write_text(dir / "brown/README", "not a corpus file");
   CHECK(read_documents(dir / "brown", CorpusFormat::kBrown) == std::vector<std::string>{"First file.", "Second file."});
   CHECK(guess_corpus_format(dir / "brown") == CorpusFormat::kBrown);
+
+  // The same text with every word's byte range and tag.
+  const BrownText t = brown_detag_tagged(tagged);
+  CHECK(t.text == brown_detag(tagged));
+  REQUIRE(t.words.size() == 26);
+  for (const auto& w : t.words) CHECK(w.end <= t.text.size());
+  auto word = [&](std::size_t i) { return t.text.substr(t.words[i].begin, t.words[i].end - t.words[i].begin); };
+  CHECK(word(1) == "jury");
+  CHECK(t.words[1].tag == "nn");
+  CHECK(word(3) == "\"");  // `` became a straight quote, its tag kept
+  CHECK(t.words[3].tag == "``");
+  CHECK(word(20) == "1/2");  // the tag is after the last '/'
+  CHECK(t.words[20].tag == "cd");
+  CHECK(word(25) == ".");
+  const auto docs = read_brown_tagged(dir / "brown");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0].text == "First file.");
+  CHECK(docs[1].words.size() == 3);
+  CHECK(docs[1].words[0].tag == "od");
+}
+
+TEST_CASE("good_: Brown tags coarsen to parts of speech") {
+  const std::pair<const char*, const char*> cases[] = {{"nn", "noun"},        {"NNS", "noun"},
+                                                       {"np$", "noun"},       {"nn-tl", "noun"},
+                                                       {"vbd", "verb"},       {"bedz", "auxiliary"},
+                                                       {"md", "auxiliary"},   {"dod*", "auxiliary"},
+                                                       {"pps+md", "pronoun"}, {"jj", "adjective"},
+                                                       {"rb", "adverb"},      {"ql", "adverb"},
+                                                       {"at", "determiner"},  {"abn", "determiner"},
+                                                       {"in", "preposition"}, {"cc", "conjunction"},
+                                                       {"cs", "conjunction"}, {"cd", "number"},
+                                                       {"od", "number"},      {".", "punctuation"},
+                                                       {"``", "punctuation"}, {"--", "punctuation"},
+                                                       {"fw-nn", "noun"},     {"uh", "other"},
+                                                       {"to", "other"},       {"", ""}};
+  for (const auto& [tag, pos] : cases) {
+    INFO(tag);
+    CHECK(brown_coarse_pos(tag) == pos);
+  }
 }
 
 TEST_CASE("good_: token streams join documents with end-of-text") {
@@ -80,12 +120,13 @@ TEST_CASE("good_: .npy int32, int64 and uint16 streams, little and big endian") 
   };
   for (const auto& b : bad) {
     INFO(b.message);
-    CHECK_THROWS_WITH(read_npy_tokens(make(b.descr, b.shape, b.data)), Catch::Contains(b.message) && Catch::Contains("t.npy"));
+    CHECK_THROWS_WITH(read_npy_tokens(make(b.descr, b.shape, b.data)),
+                      ContainsSubstring(b.message) && ContainsSubstring("t.npy"));
   }
   test::write_text(dir / "magic.npy", "PK\x03\x04 not numpy");
-  CHECK_THROWS_WITH(read_npy_tokens(dir / "magic.npy"), Catch::Contains("bad magic"));
+  CHECK_THROWS_WITH(read_npy_tokens(dir / "magic.npy"), ContainsSubstring("bad magic"));
   test::write_text(dir / "hdr.npy", std::string("\x93NUMPY\x01\x00\xff\x7f", 10));
-  CHECK_THROWS_WITH(read_npy_tokens(dir / "hdr.npy"), Catch::Contains("runs past the end"));
+  CHECK_THROWS_WITH(read_npy_tokens(dir / "hdr.npy"), ContainsSubstring("runs past the end"));
 }
 
 TEST_CASE("good_: a .npy header near its 64 KiB limit, and keys whose first occurrence is no entry") {
@@ -113,15 +154,18 @@ TEST_CASE("bad_: invalid UTF-8, empty corpora and malformed lines are refused wi
   const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
   test::write_text(dir / "latin1.txt", "caf\xe9 au lait");
   CHECK_THROWS_WITH(read_documents(dir / "latin1.txt", CorpusFormat::kText),
-                    Catch::Contains("latin1.txt: invalid UTF-8 at byte 3"));
+                    ContainsSubstring("latin1.txt: invalid UTF-8 at byte 3"));
   test::write_text(dir / "empty.txt", "");
-  CHECK_THROWS_WITH(read_documents(dir / "empty.txt", CorpusFormat::kText), Catch::Contains("empty.txt: corpus is empty"));
+  CHECK_THROWS_WITH(read_documents(dir / "empty.txt", CorpusFormat::kText),
+                    ContainsSubstring("empty.txt: corpus is empty"));
   test::write_text(dir / "bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n");
-  CHECK_THROWS_WITH(read_documents(dir / "bad.jsonl", CorpusFormat::kLambada), Catch::Contains("bad.jsonl:2: expected"));
+  CHECK_THROWS_WITH(read_documents(dir / "bad.jsonl", CorpusFormat::kLambada),
+                    ContainsSubstring("bad.jsonl:2: expected"));
   test::write_text(dir / "broken.jsonl", "{\"text\": \n");
-  CHECK_THROWS_WITH(read_documents(dir / "broken.jsonl", CorpusFormat::kLambada), Catch::Contains("broken.jsonl:1: invalid JSON"));
+  CHECK_THROWS_WITH(read_documents(dir / "broken.jsonl", CorpusFormat::kLambada),
+                    ContainsSubstring("broken.jsonl:1: invalid JSON"));
   std::filesystem::create_directories(dir / "nobrown");
-  CHECK_THROWS_WITH(read_documents(dir / "nobrown", CorpusFormat::kBrown), Catch::Contains("no Brown files"));
+  CHECK_THROWS_WITH(read_documents(dir / "nobrown", CorpusFormat::kBrown), ContainsSubstring("no Brown files"));
   CHECK_THROWS_AS(parse_corpus_format("parquet"), InputError);
   CHECK_THROWS_AS(read_documents(dir / "missing.txt", CorpusFormat::kText), InputError);
 }

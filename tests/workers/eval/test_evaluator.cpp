@@ -1,11 +1,11 @@
 // Evaluation results do not depend on the batch size or on how windows are sharded.
 //
-// Tolerance: on the oneDNN path results are bitwise equal; through OpenBLAS, float32 GEMMs
-// may sum in a different order for different row counts (a small-matrix path for a single
-// short window), which moves a window's NLL sum by about 1e-9 relative. Anything that mixes
-// windows or loses a position moves it by far more than the 1e-7 allowed here.
-#include <catch2/catch.hpp>
-
+// Tolerance: another batch size changes the GEMMs' row count, and oneDNN and OpenBLAS may then
+// block (and sum) differently on some CPUs, so each window's mean NLL agrees within the float32
+// forward bound of docs/numerics.md (about 3e-4 for these models), not bitwise. A window that
+// lost or gained a position, or scored another window's tokens, moves by orders more.
+#include "support/catch.hpp"
+#include "support/numerics.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
@@ -24,6 +24,10 @@ TEST_CASE("per-window NLL is the same for every batch size and sharding") {
     EvalOptions one;
     one.batch = 1;
     const EvalResult ref = evaluate(*lm.model, w, one);
+    const double mean_nll = ref.nll_sum / static_cast<double>(ref.tokens_scored);
+    const double bound = test::forward_bound(lm.config(), mean_nll);  // on one window's mean NLL
+    const double per_window = bound * static_cast<double>(w.context - 1);
+    const double on_ppl = 2.0 * bound;  // relative, numerics.md
     for (std::int64_t batch : {2, 7, 31, 64}) {
       INFO("batch " << batch);
       EvalOptions o;
@@ -31,8 +35,9 @@ TEST_CASE("per-window NLL is the same for every batch size and sharding") {
       const EvalResult r = evaluate(*lm.model, w, o);
       REQUIRE(r.window_nll.size() == ref.window_nll.size());
       for (std::size_t i = 0; i < r.window_nll.size(); ++i)
-        CHECK(r.window_nll[i] == Approx(ref.window_nll[i]).epsilon(1e-7));
-      CHECK(r.ppl() == Approx(ref.ppl()).epsilon(1e-9));
+        CHECK(r.window_nll[i] == Catch::Approx(ref.window_nll[i]).margin(per_window));
+      CHECK(r.tokens_scored == ref.tokens_scored);
+      CHECK(r.ppl() == Catch::Approx(ref.ppl()).epsilon(on_ppl));
     }
     for (int ranks : {2, 3, 5}) {
       INFO("ranks " << ranks);
@@ -44,8 +49,8 @@ TEST_CASE("per-window NLL is the same for every batch size and sharding") {
       }
       CHECK(merged.tokens_scored == ref.tokens_scored);
       for (std::size_t i = 0; i < merged.window_nll.size(); ++i)
-        CHECK(merged.window_nll[i] == Approx(ref.window_nll[i]).epsilon(1e-7));
-      CHECK(merged.ppl() == Approx(ref.ppl()).epsilon(1e-9));
+        CHECK(merged.window_nll[i] == Catch::Approx(ref.window_nll[i]).margin(per_window));
+      CHECK(merged.ppl() == Catch::Approx(ref.ppl()).epsilon(on_ppl));
     }
   }
 }

@@ -1,6 +1,4 @@
 // HF directory export: affine maps folded into MLP weights, reloaded and compared with the hooked model.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/InferenceMode.h>
@@ -10,12 +8,14 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/fixture_windows.hpp"
 #include "workers/model/export_hf.hpp"
 #include "workers/model/load_model.hpp"
 #include "workers/safetensors.hpp"
 
 using namespace linsweep;
+using Catch::Matchers::ContainsSubstring;
 using linsweep::test::ScratchDir;
 
 namespace {
@@ -145,7 +145,7 @@ TEST_CASE("export replaces an existing directory whole and refuses to replace a 
   CHECK(test::read_text(file) == "keep me");
   CHECK_THROWS_AS(export_hf_directory(*lm.model, {}, test::model_dir("tiny-neox"), "/"), ModelError);
   CHECK_THROWS_WITH(export_hf_directory(*lm.model, {}, test::model_dir("tiny-neox"), out, {{{"format", "np"}}}),
-                    Catch::Contains("'format' must be 'pt'"));
+                    ContainsSubstring("'format' must be 'pt'"));
 }
 
 TEST_CASE("export refuses what it cannot write faithfully, before writing anything") {
@@ -163,21 +163,22 @@ TEST_CASE("export refuses what it cannot write faithfully, before writing anythi
     c.max_positions = 256;
     auto model = build_model(c);
     CHECK_THROWS_WITH(export_hf_directory(*model, {{0, random_map(64, 1)}}, test::model_dir("tiny-gpt2"), out),
-                      Catch::Contains("d_ff 100 < 2·d_model 128"));
+                      ContainsSubstring("d_ff 100 < 2·d_model 128"));
     // Without maps the size is fine, but tiny-gpt2's config.json describes another model.
     CHECK_THROWS_WITH(export_hf_directory(*model, {}, test::model_dir("tiny-gpt2"), out),
-                      Catch::Contains("does not describe the model (d_ff differs)"));
+                      ContainsSubstring("does not describe the model (d_ff differs)"));
   }
   SECTION("maps of the wrong layer, shape or value") {
     LoadedModel lm = load_model(test::model_dir("tiny-gpt2"), {"cpu", "float32"});
     const std::string src = test::model_dir("tiny-gpt2");
     for (std::int64_t bad : {-1, 3})
       CHECK_THROWS_WITH(export_hf_directory(*lm.model, {{bad, random_map(64, 1)}}, src, out),
-                        Catch::Contains("layers 0..2"));
-    CHECK_THROWS_WITH(export_hf_directory(*lm.model, {{0, random_map(32, 1)}}, src, out), Catch::Contains("[64, 64]"));
+                        ContainsSubstring("layers 0..2"));
+    CHECK_THROWS_WITH(export_hf_directory(*lm.model, {{0, random_map(32, 1)}}, src, out),
+                      ContainsSubstring("[64, 64]"));
     AffineMap nan = random_map(64, 1);
     nan.bias[3].fill_(std::nan(""));
-    CHECK_THROWS_WITH(export_hf_directory(*lm.model, {{0, nan}}, src, out), Catch::Contains("not finite"));
+    CHECK_THROWS_WITH(export_hf_directory(*lm.model, {{0, nan}}, src, out), ContainsSubstring("not finite"));
     CHECK_THROWS_AS(export_hf_directory(*lm.model, {}, scratch / "missing-source", out), ModelError);
   }
   SECTION("an architecture without a known MLP layout") {
@@ -185,7 +186,7 @@ TEST_CASE("export refuses what it cannot write faithfully, before writing anythi
     c.architecture = "toy";
     c.n_layers = 1;
     ToyModel toy(c);
-    CHECK_THROWS_WITH(export_hf_directory(toy, {}, test::model_dir("tiny-gpt2"), out), Catch::Contains("'toy'"));
+    CHECK_THROWS_WITH(export_hf_directory(toy, {}, test::model_dir("tiny-gpt2"), out), ContainsSubstring("'toy'"));
   }
   CHECK(entries(scratch.path()).empty());
 }

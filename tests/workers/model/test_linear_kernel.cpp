@@ -1,9 +1,8 @@
 // LinearKernel: the oneDNN paths equal at::linear (values and gradients) and see in-place weight updates.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include "support/catch.hpp"
 #include "workers/model/linear_kernel.hpp"
 
 using namespace linsweep;

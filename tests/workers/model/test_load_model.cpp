@@ -1,22 +1,22 @@
 // Model loading and forward passes against the independent reference's golden values.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 
 #include <filesystem>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/fixture_windows.hpp"
-#include "workers/checkpoint.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
 #include "workers/eval/evaluator.hpp"
 #include "workers/model/architecture_registry.hpp"
+#include "workers/model/hf_weights.hpp"
 #include "workers/model/load_model.hpp"
 
 using namespace linsweep;
-using linsweep::test::ScratchDir;
+using Catch::Matchers::ContainsSubstring;
 using linsweep::test::golden_windows;
+using linsweep::test::ScratchDir;
 
 namespace {
 
@@ -67,7 +67,8 @@ TEST_CASE("good_: the loaded model reports its configuration and parameters") {
   CHECK(gpt2.device == "cpu");
   CHECK(gpt2.checkpoint_dtypes == "F32");
   // 1024·64 + 256·64 + 3·(2·64 + 64·192 + 192 + 64·64 + 64 + 2·64 + 64·256 + 256 + 256·64 + 64) + 2·64
-  CHECK(gpt2.parameter_count == 65536 + 16384 + 3 * (128 + 12288 + 192 + 4096 + 64 + 128 + 16384 + 256 + 16384 + 64) + 128);
+  CHECK(gpt2.parameter_count ==
+        65536 + 16384 + 3 * (128 + 12288 + 192 + 4096 + 64 + 128 + 16384 + 256 + 16384 + 64) + 128);
   LoadedModel neox = load_model(test::model_dir("tiny-neox"), {"cpu", "float32"});
   CHECK(neox.config().vocab_size == 1088);  // padded past the tokenizer's 1024
   CHECK(neox.config().parallel_residual);
@@ -116,8 +117,7 @@ TEST_CASE("bad_: broken model directories are refused with the file and problem 
        "config.json: missing"},
       {"bad_config_json", [](const std::string& d) { test::write_text(d + "/config.json", "{\"model_type\": "); },
        "config.json: invalid JSON"},
-      {"bad_architecture",
-       [&](const std::string& d) { edit_config(d, [](auto& j) { j["model_type"] = "llama"; }); },
+      {"bad_architecture", [&](const std::string& d) { edit_config(d, [](auto& j) { j["model_type"] = "llama"; }); },
        "unsupported architecture 'llama' (known: "},
       {"bad_no_model_type", [&](const std::string& d) { edit_config(d, [](auto& j) { j.erase("model_type"); }); },
        "'model_type' is missing"},
@@ -165,10 +165,11 @@ TEST_CASE("bad_: broken model directories are refused with the file and problem 
 TEST_CASE("bad_: evaluation refuses ids outside the vocabulary and contexts past the positions") {
   LoadedModel lm = load_model(test::model_dir("tiny-gpt2"), {"cpu", "float32"});
   Windows w{4, 1, {1, 2, 3, 5000}};
-  CHECK_THROWS_WITH(evaluate(*lm.model, w), Catch::Contains("outside the model's vocabulary"));
+  CHECK_THROWS_WITH(evaluate(*lm.model, w), ContainsSubstring("outside the model's vocabulary"));
   Windows long_w{300, 1, std::vector<TokenId>(300, 1)};
-  CHECK_THROWS_WITH(evaluate(*lm.model, long_w), Catch::Contains("longer than the model's 256 positions"));
+  CHECK_THROWS_WITH(evaluate(*lm.model, long_w), ContainsSubstring("longer than the model's 256 positions"));
   CHECK_THROWS_AS(load_model(test::model_dir("tiny-gpt2"), {"cuda:3", "float32"}), InputError);
   CHECK_THROWS_AS(load_model(test::model_dir("tiny-gpt2"), {"cpu", "float64"}), InputError);
-  CHECK_THROWS_WITH(load_model(test::model_dir("tiny-gpt2"), {"cpu", "float16"}), Catch::Contains("needs a CUDA device"));
+  CHECK_THROWS_WITH(load_model(test::model_dir("tiny-gpt2"), {"cpu", "float16"}),
+                    ContainsSubstring("needs a CUDA device"));
 }

@@ -1,10 +1,9 @@
 // MLP hook point: capture of X/Y, affine replacement and per-position routing, checked
 // against the reference's surrogate facts.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include "support/catch.hpp"
 #include "support/fixture_windows.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
@@ -32,7 +31,7 @@ Captured capture(LanguageModel& model, int layer, const Windows& w) {
   return {at::cat(xs), at::cat(ys)};
 }
 
-// Centred ridge fit in float64 (DESIGN §4), independent of the project's fit experiment.
+// Centred ridge fit in float64 (docs/methods.md, "Surrogate"), independent of the project's fit experiment.
 AffineMap fit(const Captured& c, double lambda) {
   auto xm = c.x.mean(0), ym = c.y.mean(0);
   auto xc = c.x - xm, yc = c.y - ym;
@@ -62,7 +61,8 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
 
     AffineMap map = fit(c, g["lambda"].get<double>());
     CHECK(max_abs_diff(map.bias, g["surrogate_b"].get<std::vector<double>>()) < 1e-4);
-    CHECK(std::abs(map.weight.norm().item<double>() - g["surrogate_W_fro"].get<double>()) < 1e-4 * g["surrogate_W_fro"].get<double>());
+    CHECK(std::abs(map.weight.norm().item<double>() - g["surrogate_W_fro"].get<double>()) <
+          1e-4 * g["surrogate_W_fro"].get<double>());
 
     const double base = evaluate(*lm.model, eval_w).ppl();
     lm.model->hook(layer).use_affine({map.weight.to(at::kFloat), map.bias.to(at::kFloat)});
@@ -78,8 +78,8 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
       });
       return evaluate(*lm.model, eval_w).ppl();
     };
-    CHECK(route_with(false) == Approx(base).epsilon(1e-12));
-    CHECK(route_with(true) == Approx(linear).epsilon(1e-12));
+    CHECK(route_with(false) == Catch::Approx(base).epsilon(1e-12));
+    CHECK(route_with(true) == Catch::Approx(linear).epsilon(1e-12));
     auto checker = [](const at::Tensor& x) {
       return (at::arange(x.size(1), x.options().dtype(at::kLong)) % 2 == 0).expand({x.size(0), x.size(1)});
     };
@@ -90,10 +90,10 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
       auto lin = at::addmm(b32, x.reshape({-1, x.size(-1)}), w32).view(x.sizes());
       return at::where(checker(x).unsqueeze(-1), lin, mlp(x));
     });
-    CHECK(evaluate(*lm.model, eval_w).ppl() == Approx(routed).epsilon(1e-12));
-    CHECK(routed != Approx(base).epsilon(1e-9));
+    CHECK(evaluate(*lm.model, eval_w).ppl() == Catch::Approx(routed).epsilon(1e-12));
+    CHECK(routed != Catch::Approx(base).epsilon(1e-9));
     lm.model->reset_hooks();
-    CHECK(evaluate(*lm.model, eval_w).ppl() == Approx(base).epsilon(1e-12));
+    CHECK(evaluate(*lm.model, eval_w).ppl() == Catch::Approx(base).epsilon(1e-12));
   }
 }
 

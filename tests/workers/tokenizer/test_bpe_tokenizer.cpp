@@ -1,12 +1,11 @@
 // BPE tokenizer: exactly GPT-2's ids on the fixture texts, for full and truncated merge lists,
 // from vocab.json + merges.txt and from tokenizer.json (both merge spellings).
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 #include "workers/tokenizer/pretokenizer.hpp"
@@ -27,9 +26,12 @@ std::string text(const std::string& name) { return test::read_text(test::data_di
 std::string gpt2_dir() {
   if (const char* d = std::getenv("LINSWEEP_GPT2_TOKENIZER")) return d;
   std::string cache;
-  if (const char* c = std::getenv("LINSWEEP_CACHE")) cache = c;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME")) cache = std::string(x) + "/linsweep";
-  else cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
+  if (const char* c = std::getenv("LINSWEEP_CACHE"))
+    cache = c;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"))
+    cache = std::string(x) + "/linsweep";
+  else
+    cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
   return cache + "/gpt2-tokenizer";
 }
 
@@ -78,9 +80,9 @@ TEST_CASE("pretokenizer splits like GPT-2's regex") {
 }
 
 TEST_CASE("truncated tokenizer (767 merges) in all three file forms gives the reference ids") {
-  const BpeTokenizer vm = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));            // vocab + merges
-  const BpeTokenizer strings = BpeTokenizer::from_directory(test::model_dir("tiny-neox"));       // "a b"
-  const BpeTokenizer pairs = BpeTokenizer::from_directory(test::model_dir("tiny-neox-seq"));    // ["a", "b"]
+  const BpeTokenizer vm = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));         // vocab + merges
+  const BpeTokenizer strings = BpeTokenizer::from_directory(test::model_dir("tiny-neox"));    // "a b"
+  const BpeTokenizer pairs = BpeTokenizer::from_directory(test::model_dir("tiny-neox-seq"));  // ["a", "b"]
   CHECK(vm.merge_count() == 767);
   CHECK(strings.merge_count() == 767);
   CHECK(pairs.merge_count() == 767);
@@ -131,7 +133,8 @@ TEST_CASE("bad_: malformed tokenizer files and invalid UTF-8 are refused with th
   };
   const std::string vocab = test::model_dir("tiny-gpt2") + "/vocab.json";
   test::write_text(dir / "bad_line.txt", "#version: 0.2\n\xc4\xa0 t\nbroken\n");
-  expect([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_line.txt"); }, "bad_line.txt:3: a merge must be");
+  expect([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_line.txt"); },
+         "bad_line.txt:3: a merge must be");
   test::write_text(dir / "bad_merge.txt", "#version: 0.2\nq z\n");
   expect([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_merge.txt"); }, "missing from the vocab");
   test::write_text(dir / "bad_vocab.json", "{\"a\": 0}");

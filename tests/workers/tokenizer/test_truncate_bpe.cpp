@@ -1,12 +1,11 @@
 // Truncated BPE: GPT-2's ids kept for the first K merges, files our tokenizer loads, bad numbering refused.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 
 #include "common/errors.hpp"
+#include "support/catch.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/brown_genres.hpp"
 #include "workers/corpus/corpus.hpp"

@@ -1,16 +1,15 @@
 // Training building blocks: gradients against finite differences (float64, through a frozen
 // surrogate and a soft gate), AdamW and clipping against PyTorch's numbers, batch order,
 // checkpoints, and a short run that lowers the loss.
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
 #include <filesystem>
 #include <set>
 
-#include "support/fixture_windows.hpp"
 #include "common/errors.hpp"
+#include "support/catch.hpp"
+#include "support/fixture_windows.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/model/load_model.hpp"
@@ -103,7 +102,8 @@ TEST_CASE("gradients match central finite differences for every parameter group 
         }
         checked.insert(group);
       }
-      for (const char* g : {"attention", "mlp", "layernorm", "head", "embeddings", "gate"}) CHECK(checked.count(g) == 1);
+      for (const char* g : {"attention", "mlp", "layernorm", "head", "embeddings", "gate"})
+        CHECK(checked.count(g) == 1);
     }
   }
 }
@@ -118,15 +118,16 @@ TEST_CASE("AdamW and gradient clipping reproduce torch.optim.AdamW and clip_grad
     adam.step(0.1);
   }
   const std::vector<double> want = {0.8433294795899422, -1.8860902821613197, 0.48801588666553797};
-  for (int i = 0; i < 3; ++i) CHECK(p[i].item<double>() == Approx(want[static_cast<std::size_t>(i)]).epsilon(1e-15));
+  for (int i = 0; i < 3; ++i)
+    CHECK(p[i].item<double>() == Catch::Approx(want[static_cast<std::size_t>(i)]).epsilon(1e-15));
   CHECK(adam.step_counts() == std::vector<std::int64_t>{3});
 
   at::Tensor a = at::zeros({2}, at::kDouble).requires_grad_(true), b = at::zeros({1}, at::kDouble).requires_grad_(true);
   a.mutable_grad() = at::tensor({3.0, 4.0}, at::kDouble);
   b.mutable_grad() = at::tensor({12.0}, at::kDouble);
-  CHECK(clip_gradients({{"a", a}, {"b", b}}, 1.0) == Approx(13.0));
-  CHECK(a.grad()[1].item<double>() == Approx(0.3076922840236705).epsilon(1e-14));
-  CHECK(b.grad()[0].item<double>() == Approx(0.9230768520710115).epsilon(1e-14));
+  CHECK(clip_gradients({{"a", a}, {"b", b}}, 1.0) == Catch::Approx(13.0));
+  CHECK(a.grad()[1].item<double>() == Catch::Approx(0.3076922840236705).epsilon(1e-14));
+  CHECK(b.grad()[0].item<double>() == Catch::Approx(0.9230768520710115).epsilon(1e-14));
 
   SECTION("a parameter without a gradient is neither decayed nor counted") {
     at::Tensor q = at::ones({2}, at::kDouble).requires_grad_(true);
@@ -154,9 +155,9 @@ TEST_CASE("batch order is a seeded sequence of permutations, a function of the s
   CHECK(b.windows(3) == a.windows(3));  // random access gives what a sequential run read
   CHECK(c.windows(0) != a.windows(0));
   CHECK_THROWS(BatchOrder(0, 4, 1));
-  CHECK(learning_rate(LrSchedule::kConstant, 1.0, 0, 10, 2) == Approx(0.5));
-  CHECK(learning_rate(LrSchedule::kCosine, 1.0, 9, 10, 0, 0.1) == Approx(0.1));
-  CHECK(learning_rate(LrSchedule::kCosine, 1.0, 0, 10, 0, 0.1) == Approx(1.0));
+  CHECK(learning_rate(LrSchedule::kConstant, 1.0, 0, 10, 2) == Catch::Approx(0.5));
+  CHECK(learning_rate(LrSchedule::kCosine, 1.0, 9, 10, 0, 0.1) == Catch::Approx(0.1));
+  CHECK(learning_rate(LrSchedule::kCosine, 1.0, 0, 10, 0, 0.1) == Catch::Approx(1.0));
 }
 
 TEST_CASE("training checkpoints round-trip bitwise and keep the newest two", "[train]") {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A real-size run: a Pythia-1B-shaped checkpoint (GPT-NeoX, d=2048, 16 layers, vocab 50304,
+# random bfloat16 weights, 2 GB), `stats`, `fit` and `all_linear` on three of its layers with a
+# small token budget. Prints peak RSS of the run, the unit files' sizes (unit files and arrays
+# files apart), `plan` time cold (first, hashing the weights) and warm (second), `query` time,
+# and tokens/s per kind from `status`.
+# Usage: bench/scale_1b.sh [WORK_DIR] [TOKENS]   (needs ~6 GB free; WORK_DIR is removed after)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${LINSWEEP_BUILD_DIR:-$root/build}"
+bin="$build/linsweep"
+work="$(mktemp -d -p "${1:-${TMPDIR:-/tmp}}")"
+tokens="${2:-2048}"
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 "$root/bench/neox_checkpoint.py" "$work/pythia-1b"
+cat > "$work/spec.yaml" <<YAML
+store: $work/store
+context: 128
+models: [{name: pythia-1b, path: $work/pythia-1b}]
+corpora: [{name: stream, path: $root/tests/data/models/tiny-gpt2.tokens.npy, format: npy}]
+splits:
+  fit: {start: 0, tokens: $tokens}
+  eval: {start: $tokens, tokens: $tokens}
+layers: [0, 7, 15]
+experiments:
+  fit: {lambda: [0.01]}
+  all_linear: {bootstrap: 200}
+runtime: {batch: 4}
+YAML
+seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
+echo "plan, cold (no store yet): $(seconds "$bin" plan "$work/spec.yaml") s"
+/usr/bin/time -f "run: %e s, peak RSS %M KiB" "$bin" run "$work/spec.yaml" --quiet
+echo "plan, cold (store, first plan after the run): $(seconds "$bin" plan "$work/spec.yaml") s"
+echo "plan, warm (second plan): $(seconds "$bin" plan "$work/spec.yaml") s"
+echo "query all_linear: $(seconds "$bin" query "$work/store" all_linear) s"
+du -b "$work"/store/units/*.h5 | awk '{ n = $2; sub(".*/", "", n); printf "  %12d bytes  %s\n", $1, n }'
+"$bin" status "$work/store" --json | /usr/bin/python3 -c '
+import json, sys
+for kind, c in json.load(sys.stdin)["by_kind"].items():
+    print(f"  {kind}: {c[\"committed\"]} units, {c[\"seconds\"]:.1f} s, {c[\"tokens_per_second\"]:.0f} tokens/s")'

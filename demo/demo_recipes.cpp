@@ -1,0 +1,84 @@
+// The demo's model sizes and training budgets, chosen so that all six train in a few minutes on two cores.
+#include "demo/demo_recipes.hpp"
+
+namespace linsweep {
+namespace {
+
+struct Size {
+  const char* tag;
+  std::int64_t d, layers, steps;
+};
+
+// Head dimension 16 throughout (3, 4 and 6 heads); the same number of steps for every size.
+constexpr Size kSizes[] = {{"s", 48, 2, 300}, {"m", 64, 3, 300}, {"l", 96, 4, 300}};
+
+ModelConfig base_config(const char* arch, const Size& s, std::int64_t vocab, std::int64_t eos) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.vocab_size = vocab;
+  c.d_model = s.d;
+  c.n_layers = s.layers;
+  c.n_heads = s.d / 16;
+  c.d_ff = 4 * s.d;
+  c.max_positions = 256;
+  c.eos_token_id = eos;
+  return c;
+}
+
+}  // namespace
+
+nlohmann::json DemoModelRecipe::fingerprint(const std::string& data_fingerprint) const {
+  nlohmann::json j = {{"name", name},
+                      {"architecture", config.architecture},
+                      {"vocab_size", config.vocab_size},
+                      {"d_model", config.d_model},
+                      {"n_layers", config.n_layers},
+                      {"n_heads", config.n_heads},
+                      {"d_ff", config.d_ff},
+                      {"max_positions", config.max_positions},
+                      {"rotary_pct", config.rotary_pct},
+                      {"parallel_residual", config.parallel_residual},
+                      {"context", kDemoContext},
+                      {"training", training.to_json()},
+                      {"data", data_fingerprint},
+                      {"version", 1}};
+  return j;
+}
+
+double DemoModelRecipe::cost_per_token() const {
+  const double d = static_cast<double>(config.d_model), f = static_cast<double>(config.d_ff);
+  const double per_layer = 4 * d * d + 2 * d * f;
+  return 6.0 * (static_cast<double>(config.n_layers) * per_layer + static_cast<double>(config.vocab_size) * d);
+}
+
+std::vector<DemoModelRecipe> demo_model_recipes(std::int64_t vocab_size, std::int64_t eos) {
+  std::vector<DemoModelRecipe> out;
+  std::uint64_t seed = 1;
+  for (const char* arch : {"gpt2", "gpt_neox"}) {
+    for (const Size& s : kSizes) {
+      DemoModelRecipe r;
+      r.name = std::string(arch == std::string("gpt2") ? "gpt2-" : "neox-") + s.tag;
+      r.config = base_config(arch, s, vocab_size, eos);
+      if (r.config.architecture == "gpt_neox") {
+        r.config.rotary_pct = 0.25;
+        r.config.parallel_residual = true;
+        r.config.tied_head = false;
+      } else {
+        // Untied (GPT2LMHeadModel with tie_word_embeddings false): with tied embeddings these
+        // small GPT-2 models learned far more slowly than the NeoX ones in the same budget.
+        r.config.tied_head = false;
+      }
+      r.training.steps = s.steps;
+      r.training.batch = 16;
+      r.training.lr = 4e-3;
+      r.training.warmup = 20;
+      r.training.weight_decay = 0.1;
+      r.training.seed = seed++;
+      r.training.checkpoint_every = 50;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace linsweep

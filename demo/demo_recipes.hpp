@@ -1,0 +1,36 @@
+// The demo's six models: three GPT-2 and three GPT-NeoX sizes, and how each is pretrained.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "workers/model/model_config.hpp"
+#include "workers/pretrain/pretrain.hpp"
+
+namespace linsweep {
+
+// The demo tokenizer: GPT-2's BPE cut to its first kDemoMerges merges, vocabulary 2,048
+// (256 bytes, 1,791 merges, <|endoftext|> at id 2,047). The output layer dominates the cost
+// of models this small, and halving the vocabulary halves it.
+inline constexpr std::size_t kDemoMerges = 1791;
+inline constexpr std::int64_t kDemoContext = 128;  // pretraining and the sweep
+
+struct DemoModelRecipe {
+  std::string name;  // directory under <cache>/demo/models and the spec's model name
+  ModelConfig config;
+  PretrainOptions training;
+  // Everything that decides the weights: a model trained for another recipe is retrained.
+  nlohmann::json fingerprint(const std::string& data_fingerprint) const;
+  // Rough FLOPs per training token (6 · (non-embedding parameters + vocab · d)), to order
+  // and weigh the training jobs.
+  double cost_per_token() const;
+};
+
+// gpt2-{s,m,l} and neox-{s,m,l} (d = 48/64/96, 2/3/4 layers, heads of 16 dimensions, d_ff = 4d; NeoX with
+// parallel residual and rotary on a quarter of each head), for a vocabulary of `vocab_size`
+// whose end-of-text id is `eos`. A static recipe; thread safe.
+std::vector<DemoModelRecipe> demo_model_recipes(std::int64_t vocab_size, std::int64_t eos);
+
+}  // namespace linsweep

@@ -1,0 +1,22 @@
+// Layer parameters of experiments.
+#include "experiments/layer_params.hpp"
+
+namespace linsweep {
+
+std::vector<std::int64_t> experiment_layers(const nlohmann::json& layers, const Sweep& sweep, const ModelSpec& m) {
+  const LayerSelection sel = LayerSelection::from_json(layers);
+  return sel.all ? sweep.layers.resolve(m.layers) : sel.resolve(m.layers);
+}
+
+void check_layers_exist(const nlohmann::json& layers, const std::string& key, const Sweep& sweep,
+                        std::vector<ParamProblem>& problems) {
+  const LayerSelection sel = LayerSelection::from_json(layers);
+  for (const auto& m : sweep.models)
+    for (const auto& [a, b] : sel.ranges)
+      if (b >= m.layers) {
+        problems.push_back({key, "layer " + std::to_string(b) + " is outside model '" + m.name + "'"});
+        return;
+      }
+}
+
+}  // namespace linsweep

@@ -1,0 +1,34 @@
+// Command-line overrides of a spec (Hydra's syntax): `key.path=value` replaces an existing
+// value, `+key.path=value` adds a key that is not there, `~key.path` removes one. Paths are
+// dotted keys with [i] for list items (`models[1].path`); values are YAML
+// (`experiments.fit.lambda=[0.01,0.1]`, `+experiments.clusters={k: 10}`).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+namespace linsweep {
+
+struct SpecOverride {
+  enum class Op { kSet, kAdd, kRemove };
+  std::string text;  // as given, for messages
+  Op op = Op::kSet;
+  std::string field;              // the path as the spec reader names fields ("models[1].path")
+  std::vector<std::string> keys;  // path steps: a key, or "[i]"
+  std::string value;              // YAML text (empty for kRemove)
+};
+
+// Parses one override. Throws SpecError("override 'text': <problem>") on bad syntax.
+SpecOverride parse_override(const std::string& text);
+
+// Applies the overrides in order to `root` (the spec's YAML tree). Throws SpecError naming the
+// override when a path does not exist (for =, ~), already exists (for +), steps through a
+// scalar, or the value is not YAML.
+void apply_overrides(YAML::Node& root, const std::vector<SpecOverride>& overrides);
+
+// Whether `field` (a field name of the spec reader) is `override_field` or lies below it.
+bool field_under(const std::string& field, const std::string& override_field);
+
+}  // namespace linsweep

@@ -1,0 +1,29 @@
+// Cell formatting.
+#include "presentation/cells.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace linsweep {
+
+std::string num(double v, int digits) { return std::isfinite(v) ? fmt::format("{:.{}g}", v, digits) : "n/a"; }
+
+std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : "n/a"; }
+
+std::string delta_cell(double d, double lo, double hi) {
+  const bool zero = lo <= 0 && hi >= 0;
+  return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}]{}", d, lo, hi, zero ? " †" : "");
+}
+
+std::string signed2(double v) { return fmt::format("{:+.2f}", v); }
+
+std::string count_si(double v) {
+  if (!(v >= 0)) return "";
+  static const char* const kSuffix[] = {"", "k", "M", "B", "T"};  // B: billions, as parameter counts are quoted
+  int k = 0;
+  while (v >= 999.5 && k < 4) v /= 1000, ++k;
+  return fmt::format("{:.{}g}{}", v, 3, kSuffix[k]);
+}
+
+}  // namespace linsweep

@@ -1,0 +1,115 @@
+// A result table declared from a row struct: each column bound to a member, so that rows are
+// built and read by named fields, and the schema is derived from the same declaration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "storage/table.hpp"
+
+namespace linsweep {
+
+// Index of `column` in `t`; throws StorageError naming the table and column when absent.
+int require_column(const Table& t, const std::string& column);
+
+// Usage (in the experiment that writes the table):
+//   struct FitRow { std::string model; std::int64_t layer; std::string corpus; double r2; };
+//   const TableDef<FitRow>& fits_table() {
+//     static const TableDef<FitRow> t = TableDef<FitRow>("fits", "one row per λ")
+//         .key("model", &FitRow::model).key("layer", &FitRow::layer).key("corpus", &FitRow::corpus)
+//         .column("r2", &FitRow::r2, "R² on the fit split");
+//     return t;
+//   }
+//   table.rows.push_back(fits_table().row({.model = m, .layer = l, .corpus = c, .r2 = r2}));
+// Member types: std::string, std::int64_t or double. Immutable after construction; thread safe
+// to read.
+template <typename R>
+class TableDef {
+ public:
+  TableDef(std::string name, std::string doc) {
+    schema_.name = std::move(name);
+    doc_ = std::move(doc);
+  }
+
+  // A column present in every file of the table since its first schema.
+  template <typename M>
+  TableDef key(const char* name, M R::*member, std::string doc = "") && {
+    return std::move(*this).bind(name, member, true, std::move(doc));
+  }
+  template <typename M>
+  TableDef column(const char* name, M R::*member, std::string doc = "") && {
+    return std::move(*this).bind(name, member, true, std::move(doc));
+  }
+  // A column added after the table's first schema: files written before it read with
+  // missing_value() in its place.
+  template <typename M>
+  TableDef added(const char* name, M R::*member, std::string doc = "") && {
+    return std::move(*this).bind(name, member, false, std::move(doc));
+  }
+
+  const std::string& name() const noexcept { return schema_.name; }
+  const std::string& doc() const noexcept { return doc_; }
+  // An empty table with this schema.
+  const Table& schema() const noexcept { return schema_; }
+  const std::vector<std::string>& column_docs() const noexcept { return docs_; }
+
+  Row row(const R& r) const {
+    Row out;
+    out.reserve(getters_.size());
+    for (const auto& g : getters_) out.push_back(g(r));
+    return out;
+  }
+  Table table(const std::vector<R>& rows) const {
+    Table t = schema_;
+    for (const auto& r : rows) t.rows.push_back(row(r));
+    return t;
+  }
+  // The rows of `t` (a table read from a store: the columns of this schema, by name, plus any
+  // others, such as the store's `unit`). Throws StorageError when a column is missing.
+  std::vector<R> rows(const Table& t) const {
+    std::vector<int> index;
+    for (const auto& c : schema_.columns) index.push_back(require_column(t, c.name));
+    std::vector<R> out;
+    out.reserve(t.rows.size());
+    for (const auto& row : t.rows) {
+      R r{};
+      for (std::size_t i = 0; i < setters_.size(); ++i) setters_[i](row[static_cast<std::size_t>(index[i])], r);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+ private:
+  template <typename M>
+  static constexpr ColumnType type_of() {
+    if constexpr (std::is_same_v<M, std::int64_t>)
+      return ColumnType::kInt;
+    else if constexpr (std::is_same_v<M, double>)
+      return ColumnType::kFloat;
+    else if constexpr (std::is_same_v<M, std::string>)
+      return ColumnType::kString;
+    else
+      static_assert(sizeof(M) == 0, "table columns are std::int64_t, double or std::string");
+  }
+
+  template <typename M>
+  TableDef bind(const char* name, M R::*member, bool required, std::string doc) && {
+    schema_.columns.push_back(Column{name, type_of<M>(), required});
+    docs_.push_back(std::move(doc));
+    getters_.push_back([member](const R& r) { return Value(r.*member); });
+    setters_.push_back([member](const Value& v, R& r) { r.*member = std::get<M>(v); });
+    return std::move(*this);
+  }
+
+  Table schema_;
+  std::string doc_;
+  std::vector<std::string> docs_;
+  std::vector<std::function<Value(const R&)>> getters_;
+  std::vector<std::function<void(const Value&, R&)>> setters_;
+};
+
+}  // namespace linsweep

@@ -1,0 +1,28 @@
+// The schema of the `units` table.
+#include "storage/units_table.hpp"
+
+namespace linsweep {
+
+const TableDef<UnitRow>& units_table() {
+  static const TableDef<UnitRow> t =
+      TableDef<UnitRow>("units", "one row per committed unit: what, where, when, and whether it is current")
+          .key("unit", &UnitRow::unit, "the unit id (file name under units/)")
+          .key("kind", &UnitRow::kind, "the unit kind")
+          .key("slot", &UnitRow::slot, "what it measures, without its parameters")
+          .column("params", &UnitRow::params, "its provenance as JSON: slot, params, inputs, deps")
+          .column("version", &UnitRow::version, "the linsweep version that computed it")
+          .column("host", &UnitRow::host, "the host of the rank that staged it")
+          .column("rank", &UnitRow::rank, "that rank in MPI_COMM_WORLD")
+          .column("group_ranks", &UnitRow::group_ranks, "ranks that computed it together")
+          .column("started", &UnitRow::started, "unix seconds")
+          .column("finished", &UnitRow::finished, "unix seconds")
+          .column("current", &UnitRow::current, "1: the slot's current unit; 0: superseded")
+          .column("planned_by", &UnitRow::planned_by, "the latest plan record that planned it (0: none)");
+  return t;
+}
+
+namespace {
+const TableRegistrar kUnitsTable{units_table().schema()};
+}  // namespace
+
+}  // namespace linsweep

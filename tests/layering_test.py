@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""The architecture's rules, checked on every source file's #include lines.
+
+Usage: layering_test.py SOURCE_DIR
+
+- Dependencies point down: each library folder includes only the folders below it
+  (docs/architecture.md, "Layers").
+- Only workers/ and experiments/ include LibTorch (ATen, c10, torch); only storage/ includes
+  HDF5; only orchestrator/ and workers/comm/ include MPI (and NCCL).
+- Presentation, the store and the planner hold no experiment names: no file outside
+  experiments/ (and tests/, the demo) names an experiment's table by string.
+Exit 1 with one line per violation.
+"""
+import os
+import re
+import sys
+
+# folder -> folders it may include (besides itself and the standard library)
+ALLOWED = {
+    "common": set(),
+    "storage": {"common"},
+    "presentation": {"common", "storage"},
+    "slurm": {"common"},
+    "workers/comm": {"common"},
+    "workers": {"common", "workers"},
+    "experiments": {"common", "storage", "presentation", "workers"},
+    "orchestrator": {"common", "storage", "presentation", "workers", "experiments", "slurm", "demo"},
+    "demo": {"common", "storage", "presentation", "workers", "experiments", "orchestrator"},
+}
+TORCH = re.compile(r'#include\s*[<"](ATen|c10|torch)/')
+HDF5 = re.compile(r'#include\s*[<"](hdf5|H5[A-Za-z]*)\.h')
+MPI = re.compile(r'#include\s*[<"](mpi|nccl)\.h')
+LOCAL = re.compile(r'#include\s*"([a-z_]+)/')
+TABLES = ("fits", "all_linear", "gates", "token_context", "nofly", "clusters", "compound", "progressive",
+          "finetune", "training_loss", "soft_gates", "token_classes", "token_regression")
+
+
+def folder_of(rel):
+    if rel.startswith("workers/comm/"):
+        return "workers/comm"
+    return rel.split("/")[0]
+
+
+def main():
+    src = sys.argv[1]
+    problems = []
+    for folder in ALLOWED:
+        root = os.path.join(src, folder)
+        for dirpath, _, files in os.walk(root):
+            for name in files:
+                if not name.endswith((".cpp", ".hpp")):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, src)
+                own = folder_of(rel)
+                if own != folder:
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                for n, line in enumerate(text.splitlines(), 1):
+                    where = f"{rel}:{n}"
+                    if TORCH.search(line) and own not in ("workers", "experiments"):
+                        problems.append(f"{where}: includes LibTorch outside workers/ and experiments/")
+                    if HDF5.search(line) and own != "storage":
+                        problems.append(f"{where}: includes HDF5 outside storage/")
+                    if MPI.search(line) and own not in ("orchestrator", "workers/comm"):
+                        problems.append(f"{where}: includes MPI outside orchestrator/ and workers/comm/")
+                    m = LOCAL.search(line)
+                    if m:
+                        target = m.group(1)
+                        target = "workers/comm" if line.split('"')[1].startswith("workers/comm/") else target
+                        allowed = ALLOWED[own] | ({"workers/comm"} if "workers" in ALLOWED[own] | {own} else set())
+                        if target != own and target not in allowed and target in ALLOWED:
+                            problems.append(f"{where}: {own}/ includes {target}/ (allowed: {sorted(ALLOWED[own]) or 'nothing'})")
+                if own in ("storage", "presentation") or rel in ("orchestrator/plan.cpp", "orchestrator/spec.cpp"):
+                    code = re.sub(r"//[^\n]*", "", text)  # comments may give examples
+                    for table in TABLES:
+                        if re.search(r'"' + table + r'"', code):
+                            problems.append(f"{rel}: names the experiment table '{table}'")
+    for p in problems:
+        print(p)
+    print(f"layering: {len(problems)} violations")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""The bounds of docs/numerics.md, for the tests that compare stores across rank layouts,
+kernels and CPUs. Every tolerance a test uses comes from here, never from an observed difference."""
+import json
+import math
+import os
+
+U64 = 2.0 ** -53  # unit roundoff of float64
+U32 = 2.0 ** -24  # unit roundoff of float32
+
+
+def fit_bound(tokens, cond):
+    """A fit solved from normal equations summed in another order (numerics.md, "Fits across
+    group sizes"): relative on cond, absolute on r2 and rel_mse."""
+    return 10 * tokens * U64 * cond
+
+
+def forward_bound(shape, nll):
+    """The change of a mean per-token NLL when the rounding of one float32 forward pass changes
+    (another kernel, another CPU, a one-ulp change of a surrogate weight): numerics.md, "Float32
+    forward passes": 2·(2L + 1)·4·sqrt(K)·u32·(1 + NLL), K the widest inner dimension."""
+    layers, width = shape
+    return 2 * (2 * layers + 1) * 4 * math.sqrt(width) * U32 * (1 + abs(nll))
+
+
+def training_bound(shape, nll, steps):
+    """Training runs whose gradients round differently (another group size): each step is a
+    forward and a backward pass (three passes' worth of GEMMs); the perturbations of S steps
+    add up to 3·S forward bounds (numerics.md, "Training")."""
+    return 3 * max(steps, 1) * forward_bound(shape, nll)
+
+
+def model_shapes(store):
+    """{model: (layers, widest inner dimension)} from the models' config.json, found through the
+    spec that STORE/run.json records; empty when the store does not say where its models are."""
+    try:
+        import yaml
+
+        with open(f"{store}/run.json") as f:
+            spec_path = json.load(f)["spec"]
+        with open(spec_path) as f:
+            spec = yaml.safe_load(f)
+    except (OSError, KeyError, ValueError, ImportError):
+        return {}
+    shapes = {}
+    for m in spec.get("models", []):
+        path = m["path"] if os.path.isabs(m["path"]) else os.path.join(os.path.dirname(spec_path), m["path"])
+        try:
+            with open(os.path.join(path, "config.json")) as f:
+                c = json.load(f)
+        except OSError:
+            continue
+        layers = c.get("n_layer", c.get("num_hidden_layers", 0))
+        d = c.get("n_embd", c.get("hidden_size", 0))
+        inner = c.get("n_inner") or c.get("intermediate_size") or 4 * d
+        shapes[m["name"]] = (layers, max(d, inner))
+    return shapes
+
+
+# Activation shards (numerics.md, "Activation shards"): rounding to nearest once.
+U_F16 = 2.0 ** -11  # unit roundoff of float16 (11 significant bits)
+U_BF16 = 2.0 ** -8  # unit roundoff of bfloat16 (8 significant bits)
+F16_SUBNORMAL = 2.0 ** -24  # float16's smallest subnormal: below 2^-14 the error is at most half of it
