@@ -78,26 +78,22 @@ const TableDef<ClustersRow>& clusters_table() {
 const TableRegistrar kClustersTable{clusters_table().schema()};
 
 void clusters_needs(const ClustersParams& p, const Sweep& sweep, PlanNeeds& n) {
-  n.capture = true;
-  for (const auto& m : sweep.models)
-    for (std::int64_t l : experiment_layers(p.layers, sweep, m)) n.measured_layers[m.name].insert(l);
+  need_captured_layers(p.layers, sweep, n);
 }
 
 void expand_clusters(const ClustersParams& p, PlanBuilder& b) {
-  for (const auto& m : b.sweep().models)
-    for (const auto& c : b.sweep().corpora) {
-      const auto layers = experiment_layers(p.layers, b.sweep(), m);
-      if (layers.empty()) continue;
-      const std::string capture = b.provide("capture", m, c.name);
-      for (std::int64_t layer : layers)
-        b.add(Unit{.kind = "clusters",
-                   .model = m.name,
-                   .corpus = c.name,
-                   .params = ClustersUnitParams{p.pca, p.k, p.n_init, p.seed, p.holdout, layer},
-                   .inputs = b.inputs(m.name, c.name),
-                   .deps = {capture}},
-              "/layer" + std::to_string(layer));
-    }
+  for_each_capture(b, p.layers,
+                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+                       const std::vector<std::int64_t>& layers) {
+                     for (std::int64_t layer : layers)
+                       b.add(Unit{.kind = "clusters",
+                                  .model = m.name,
+                                  .corpus = corpus,
+                                  .params = ClustersUnitParams{p.pca, p.k, p.n_init, p.seed, p.holdout, layer},
+                                  .inputs = b.inputs(m.name, corpus),
+                                  .deps = {capture}},
+                             "/layer" + std::to_string(layer));
+                   });
 }
 
 const ExperimentRegistrar kClusters{make_experiment<ClustersParams>(

@@ -19,4 +19,19 @@ void check_layers_exist(const nlohmann::json& layers, const std::string& key, co
       }
 }
 
+void need_captured_layers(const nlohmann::json& layers, const Sweep& sweep, PlanNeeds& n) {
+  n.capture = true;
+  for (const auto& m : sweep.models)
+    for (std::int64_t l : experiment_layers(layers, sweep, m)) n.measured_layers[m.name].insert(l);
+}
+
+void for_each_capture(PlanBuilder& b, const nlohmann::json& layers, const CapturedUnits& add) {
+  for (const auto& m : b.sweep().models)
+    for (const auto& c : b.sweep().corpora) {
+      const std::vector<std::int64_t> selected = experiment_layers(layers, b.sweep(), m);
+      if (selected.empty()) continue;
+      add(m, c.name, b.provide("capture", m, c.name), selected);
+    }
+}
+
 }  // namespace linsweep

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/params.hpp"
+#include "experiments/plan_builder.hpp"
 #include "experiments/sweep.hpp"
 
 namespace linsweep {
@@ -25,5 +26,19 @@ std::function<void(const P&, const Sweep&, std::vector<ParamProblem>&)> validate
     check_layers_exist(p.*Member, key, sweep, problems);
   };
 }
+
+// The needs of an experiment that reads the captured activations of the layers `layers`
+// selects: a capture, and those layers measured.
+void need_captured_layers(const nlohmann::json& layers, const Sweep& sweep, PlanNeeds& n);
+
+// What an experiment reading captured activations adds for one model and corpus: `capture`
+// is the id of their capture unit, `layers` those of the model that the parameter selects
+// (never empty).
+using CapturedUnits = std::function<void(const ModelSpec& m, const std::string& corpus, const std::string& capture,
+                                         const std::vector<std::int64_t>& layers)>;
+
+// Calls `add` for every model and corpus of the sweep, in order, where `layers` selects a layer
+// of the model; the capture unit is provided first.
+void for_each_capture(PlanBuilder& b, const nlohmann::json& layers, const CapturedUnits& add);
 
 }  // namespace linsweep

@@ -75,26 +75,22 @@ const TableDef<TokenContextRow>& token_context_table() {
 const TableRegistrar kTokenContextTable{token_context_table().schema()};
 
 void token_context_needs(const TokenContextParams& p, const Sweep& sweep, PlanNeeds& n) {
-  n.capture = true;
-  for (const auto& m : sweep.models)
-    for (std::int64_t l : experiment_layers(p.layers, sweep, m)) n.measured_layers[m.name].insert(l);
+  need_captured_layers(p.layers, sweep, n);
 }
 
 void expand_token_context(const TokenContextParams& p, PlanBuilder& b) {
-  for (const auto& m : b.sweep().models)
-    for (const auto& c : b.sweep().corpora) {
-      const auto layers = experiment_layers(p.layers, b.sweep(), m);
-      if (layers.empty()) continue;
-      const std::string capture = b.provide("capture", m, c.name);
-      for (std::int64_t layer : layers)
-        b.add(Unit{.kind = "token_context",
-                   .model = m.name,
-                   .corpus = c.name,
-                   .params = TokenContextUnitParams{p.seed, p.holdout, layer},
-                   .inputs = b.inputs(m.name, c.name),
-                   .deps = {capture}},
-              "/layer" + std::to_string(layer));
-    }
+  for_each_capture(b, p.layers,
+                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+                       const std::vector<std::int64_t>& layers) {
+                     for (std::int64_t layer : layers)
+                       b.add(Unit{.kind = "token_context",
+                                  .model = m.name,
+                                  .corpus = corpus,
+                                  .params = TokenContextUnitParams{p.seed, p.holdout, layer},
+                                  .inputs = b.inputs(m.name, corpus),
+                                  .deps = {capture}},
+                             "/layer" + std::to_string(layer));
+                   });
 }
 
 const ExperimentRegistrar kTokenContext{make_experiment<TokenContextParams>(

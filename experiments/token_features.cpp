@@ -105,24 +105,21 @@ const TableDef<TokenRegressionRow>& token_regression_table() {
 const TableRegistrar kTokenRegressionTable{token_regression_table().schema()};
 
 void token_features_needs(const TokenFeaturesParams& p, const Sweep& sweep, PlanNeeds& n) {
-  n.capture = true;
-  for (const auto& m : sweep.models)
-    for (std::int64_t l : experiment_layers(p.layers, sweep, m)) n.measured_layers[m.name].insert(l);
+  need_captured_layers(p.layers, sweep, n);
 }
 
 void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
-  for (const auto& m : b.sweep().models)
-    for (const auto& c : b.sweep().corpora) {
-      const auto layers = experiment_layers(p.layers, b.sweep(), m);
-      if (layers.empty()) continue;
-      const std::string capture = b.provide("capture", m, c.name);
-      b.add(Unit{.kind = "token_features",
-                 .model = m.name,
-                 .corpus = c.name,
-                 .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(), b.sweep().context, layers},
-                 .inputs = b.inputs(m.name, c.name),
-                 .deps = {capture}});
-    }
+  for_each_capture(
+      b, p.layers,
+      [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+          const std::vector<std::int64_t>& layers) {
+        b.add(Unit{.kind = "token_features",
+                   .model = m.name,
+                   .corpus = corpus,
+                   .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(), b.sweep().context, layers},
+                   .inputs = b.inputs(m.name, corpus),
+                   .deps = {capture}});
+      });
 }
 
 const ExperimentRegistrar kTokenFeatures{make_experiment<TokenFeaturesParams>(

@@ -51,6 +51,7 @@ void add_report_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("store", args->store, "store directory")->required();
   cmd->add_option("--out", args->out, "output directory (default: STORE/report)");
   cmd->add_flag("--json", args->json, "print what was written as JSON");
+  cmd->footer("Example: linsweep report runs/demo/store --out runs/demo/report");
   cmd->callback([args, action] { *action = [args] { return run_report(*args); }; });
 }
 

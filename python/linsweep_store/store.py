@@ -15,6 +15,9 @@ from .shards import Shard
 # The newest store layout and table schema this reader knows (linsweep's kStoreSchemaVersion).
 SCHEMA_VERSION = 2
 SOURCES = ("units", "consolidated")
+# The columns of linsweep's `units` table (storage/units_table.hpp), in order.
+UNITS_COLUMNS = ["unit", "kind", "slot", "params", "version", "host", "rank", "group_ranks", "started", "finished",
+                 "current", "planned_by"]
 _SHARD_FILE = re.compile(r"^layer(\d+)\.part(\d+)\.h5$")
 
 
@@ -45,6 +48,15 @@ def _check_version(path, version):
     if int(version) > SCHEMA_VERSION:
         raise StoreError(f"{path}: schema version {int(version)} is newer than this reader's {SCHEMA_VERSION}; "
                          "use a newer linsweep_store")
+
+
+def _provenance(params):
+    """A unit's provenance JSON ({"slot", "params", "inputs", "deps"}) as a dict ({} if not one)."""
+    try:
+        p = json.loads(params)
+    except (TypeError, ValueError):
+        return {}
+    return p if isinstance(p, dict) else {}
 
 
 def _truth(value):
@@ -148,9 +160,10 @@ class Store:
     # Tables.
     def tables(self):
         """Names of the result tables (those of store.h5, which has every table, and those of
-        the unit files), sorted. `units` is listed when store.h5 has it."""
+        the unit files), sorted, `units` among them."""
         names = set(self._store_h5(required=self.source == "consolidated"))
         if self.source == "units":
+            names.add("units")
             for u in self._units().values():
                 names.update(u["tables"])
         return sorted(names)
@@ -160,15 +173,19 @@ class Store:
         corpus, layer, then the other columns), strings as str, with the `unit` column.
 
         units: join the unit metadata (units()) on `unit`, as columns prefixed `unit_`
-        (`unit_kind`, `unit_slot`, `unit_params`, ...). all: keep the rows of units that the
-        store's `units` table marks superseded (hidden otherwise; see docs/store.md).
+        (`unit_kind`, `unit_slot`, `unit_params`, ...). all: as `query --all`, also the rows of
+        superseded units, with their `current` and `planned_by` (docs/store.md, "Slots").
         Raises UnknownNameError for a table the store does not have.
         """
         if name == "units":
-            return self.units()
+            return self._units_table(all)
         df = self._rows(name)
-        meta = self.units() if (units or not all) else None
-        if meta is not None and not all:
+        meta = self.units()
+        if all:  # as `query --all`: every unit's rows, with its standing
+            standing = meta[["unit", "current", "planned_by"]]
+            df = df.drop(columns=[c for c in ("current", "planned_by") if c in df.columns])
+            df = df.merge(standing, on="unit", how="left")
+        else:
             stale = self._superseded(meta)
             if stale:
                 df = df[~df["unit"].isin(stale)].reset_index(drop=True)
@@ -199,46 +216,47 @@ class Store:
 
     # Units.
     def units(self):
-        """One row per committed unit: `unit`, `kind`, `slot` (kind/model/corpus[/layer…]),
-        `params` (its parameters as canonical JSON), `deps` (JSON list of unit ids), and from the
-        journal's last `committed` line `host`, `rank`, `time` (seconds since the epoch),
-        `duration` (s) and `tokens`; plus every column of store.h5's `units` table where the
-        store has one (its values win)."""
+        """One row per committed unit, superseded ones included: the columns of linsweep's
+        `units` table (`unit`, `kind`, `slot`, `params` (the unit's provenance as JSON: slot,
+        params, inputs, deps), `version`, `host`, `rank`, `group_ranks`, `started`, `finished`,
+        `current`, `planned_by`; see docs/store.md), then `deps` (JSON list of unit ids) and,
+        from the journal's last `committed` line, `time` (seconds since the epoch), `duration`
+        (s) and `tokens`. From store.h5 (source "consolidated"), only the units it holds."""
         if self._meta is not None:
             return self._meta
-        from_h5 = self._store_h5(required=False).get("units")
-        rows = []
-        if self.source == "units" or from_h5 is None:
-            for uid, u in self._units().items():
-                rows.append(self._unit_row(uid, u["attrs"]))
-        meta = pd.DataFrame(rows, columns=["unit", "kind", "slot", "params", "deps", "version", "started",
-                                           "finished", "group_ranks"])
-        if self.source == "units" or from_h5 is None:
+        if self.source == "consolidated":
+            meta = self._store_h5(required=True).get("units")
+            meta = meta.copy() if meta is not None else pd.DataFrame(columns=UNITS_COLUMNS)
+        else:
+            rows = [self._unit_row(uid, u["attrs"]) for uid, u in self._units().items()]
+            meta = pd.DataFrame(rows, columns=UNITS_COLUMNS[:-2])
             standing = self._standings(meta)
-            meta["current"] = pd.array([int(standing[u][0]) for u in meta["unit"]], dtype="Int64")
-            meta["planned_by"] = pd.array([standing[u][1] for u in meta["unit"]], dtype="Int64")
+            meta["slot"] = [standing[u][2] for u in meta["unit"]]
+            meta["current"] = pd.array([int(standing[u][0]) for u in meta["unit"]], dtype="int64")
+            meta["planned_by"] = pd.array([standing[u][1] for u in meta["unit"]], dtype="int64")
+        meta["deps"] = [json.dumps(_provenance(p).get("deps", [])) for p in meta["params"]]
         journal = self._journal()
-        for col, dtype in (("host", object), ("rank", "Int64"), ("time", float), ("duration", float), ("tokens", "Int64")):
+        for col, dtype in (("time", float), ("duration", float), ("tokens", "Int64")):
             meta[col] = pd.array([journal.get(uid, {}).get(col) for uid in meta["unit"]], dtype=dtype)
-        if from_h5 is not None:
-            meta = self._merge_units_table(meta, from_h5)
         self._meta = meta.sort_values("unit", kind="mergesort").reset_index(drop=True)
         return self._meta
 
+    def _units_table(self, all):
+        """The `units` table as `linsweep query STORE units [--all]` prints it."""
+        meta = self.units()[UNITS_COLUMNS]
+        if not all:
+            meta = meta[meta["current"] == 1]
+        return default_order(meta)
+
     @staticmethod
     def _unit_row(uid, attrs):
-        try:
-            p = json.loads(attrs.get("params", "{}"))
-        except ValueError:
-            p = {}
-        if not isinstance(p, dict):
-            p = {}
-        return {"unit": uid, "kind": attrs.get("kind", ""), "slot": p.get("slot", ""),
-                "params": json.dumps(p.get("params", {}), sort_keys=True, separators=(",", ":")),
-                "deps": json.dumps(p.get("deps", [])), "version": attrs.get("linsweep_version", ""),
-                "started": float(attrs.get("started", float("nan"))),
-                "finished": float(attrs.get("finished", float("nan"))),
-                "group_ranks": int(attrs.get("group_ranks", -1))}
+        known = bool(attrs.get("linsweep_version", ""))  # schema-1 units carry no provenance
+        return {"unit": uid, "kind": attrs.get("kind", ""), "slot": "", "params": attrs.get("params", ""),
+                "version": attrs.get("linsweep_version", ""), "host": attrs.get("host", ""),
+                "rank": int(attrs["rank"]) if known else -1,
+                "group_ranks": int(attrs["group_ranks"]) if known else -1,
+                "started": float(attrs["started"]) if known else float("nan"),
+                "finished": float(attrs["finished"]) if known else float("nan")}
 
     def _plan_records(self):
         """plans/<seq>.json, by seq (docs/store.md, "Slots")."""
@@ -255,9 +273,9 @@ class Store:
         return sorted(records)
 
     def _standings(self, meta):
-        """unit -> (current, planned_by), by linsweep's rule (storage/unit_standing.hpp): the
-        latest plan record that lists a slot names its current unit; a slot no record lists keeps
-        its most recently committed unit."""
+        """unit -> (current, planned_by, slot), by linsweep's rule (storage/unit_standing.hpp):
+        the latest plan record that lists a slot names its current unit; a slot no record lists
+        keeps its most recently committed unit."""
         records = self._plan_records()
         latest, planned_by = {}, {}
         for seq, slots in records:
@@ -265,42 +283,24 @@ class Store:
                 latest[slot] = uid
                 planned_by[uid] = seq
         order = {}
-        try:
-            with open(os.path.join(self.path, "journal.jsonl"), "rb") as f:
-                for i, line in enumerate(f, 1):
-                    try:
-                        e = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(e, dict) and e.get("event") == "committed":
-                        order[e.get("unit")] = i
-        except FileNotFoundError:
-            pass
-        slot_of = {u: (s if s else "unit:" + u) for u, s in zip(meta["unit"], meta["slot"])}
+        for i, e in enumerate(self._journal_events(), 1):
+            if e.get("event") == "committed":
+                order[e.get("unit")] = i
+        slot_of = {}
+        for u, p in zip(meta["unit"], meta["params"]):
+            s = _provenance(p).get("slot")
+            slot_of[u] = s if isinstance(s, str) and s else "unit:" + u
         slot_of.update({uid: slot for _, slots in records for slot, uid in slots.items() if uid in slot_of})
         newest = {}
         for u, slot in slot_of.items():
             if slot not in latest and (slot not in newest or (order.get(u, 0), u) > (order.get(newest[slot], 0), newest[slot])):
                 newest[slot] = u
-        return {u: ((latest[s] == u) if s in latest else (newest[s] == u), planned_by.get(u, 0))
+        return {u: ((latest[s] == u) if s in latest else (newest[s] == u), planned_by.get(u, 0), s)
                 for u, s in slot_of.items()}
 
-    @staticmethod
-    def _merge_units_table(meta, table):
-        key = next((c for c in ("unit", "unit_id", "id") if c in table.columns), None)
-        if key is None:
-            return meta
-        table = table.rename(columns={key: "unit"}).drop_duplicates("unit", keep="last")
-        merged = meta.merge(table, on="unit", how="outer", suffixes=("", "__h5"))
-        for c in table.columns:
-            if c != "unit" and c + "__h5" in merged.columns:
-                merged[c] = merged[c + "__h5"].where(merged[c + "__h5"].notna(), merged[c])
-                merged = merged.drop(columns=c + "__h5")
-        return merged
-
-    def _journal(self):
-        """The last `committed` event of each unit (torn or foreign lines are skipped)."""
-        out = {}
+    def _journal_events(self):
+        """journal.jsonl's events in order (torn or foreign lines are skipped)."""
+        events = []
         try:
             with open(os.path.join(self.path, "journal.jsonl"), "rb") as f:
                 for line in f:
@@ -308,20 +308,21 @@ class Store:
                         e = json.loads(line)
                     except ValueError:
                         continue
-                    if isinstance(e, dict) and e.get("event") == "committed" and isinstance(e.get("unit"), str):
-                        out[e["unit"]] = e
+                    if isinstance(e, dict):
+                        events.append(e)
         except FileNotFoundError:
             pass
-        return out
+        return events
+
+    def _journal(self):
+        """The last `committed` event of each unit."""
+        return {e["unit"]: e for e in self._journal_events()
+                if e.get("event") == "committed" and isinstance(e.get("unit"), str)}
 
     @staticmethod
     def _superseded(meta):
-        """Units that the `units` table marks superseded (a `current` or `superseded` column)."""
-        if "current" in meta.columns:
-            return {u for u, v in zip(meta["unit"], meta["current"]) if _truth(v) is False}
-        if "superseded" in meta.columns:
-            return {u for u, v in zip(meta["unit"], meta["superseded"]) if _truth(v)}
-        return set()
+        """Units that are not their slot's current unit."""
+        return {u for u, v in zip(meta["unit"], meta["current"]) if _truth(v) is False}
 
     def unit_arrays(self, unit_id):
         """Every array of a unit (`/arrays/…`: surrogates, gates, clusters, capture layout) by

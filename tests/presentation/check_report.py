@@ -28,6 +28,9 @@ except ImportError as e:
     print(f"SKIP: {e}; install python3-h5py python3-numpy")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from unit_files import Unit, unit_paths  # noqa: E402
+
 SVG = "{http://www.w3.org/2000/svg}"
 U64 = 2.0 ** -53
 checked = []
@@ -214,8 +217,8 @@ def check_token_context(out, rows):
 
 def check_histograms(out, store):
     n = 0
-    for path in sorted(glob.glob(f"{store}/units/capture-*.h5")):
-        with h5py.File(path, "r") as u:
+    for path in unit_paths(store, "capture"):
+        with Unit(path) as u:
             prov = json.loads(u.attrs["params"])
             parts = int(u["arrays/capture/parts"][0])
         _, model, corpus = prov["slot"].split("/")
@@ -287,13 +290,13 @@ def check_token_features(out, store, src):
     classes, regs = table(store, "token_classes"), table(store, "token_regression")
     check(classes and regs, "no token_classes or token_regression rows")
     n_units = 0
-    for path in sorted(glob.glob(f"{store}/units/token_features-*.h5")):
-        with h5py.File(path, "r") as u:
+    for path in unit_paths(store, "token_features"):
+        with Unit(path) as u:
             prov = json.loads(u.attrs["params"])
             _, model, corpus = prov["slot"].split("/")
             feats = {k: u[f"arrays/token_features/{model}/{corpus}/{k}"][:] for k in u[f"arrays/token_features/{model}/{corpus}"]}
         capture = [d for d in prov["deps"] if d.startswith("capture-")][0]
-        with h5py.File(f"{store}/units/{capture}.h5", "r") as u:
+        with Unit(f"{store}/units/{capture}.h5") as u:
             parts = int(u["arrays/capture/parts"][0])
         vocab = vocabulary(src, model)
         for layer in prov["params"]["layers"]:
@@ -389,8 +392,8 @@ experiments: {{fit: {{}}, token_features: {{}}}}
     r = subprocess.run([binary, "run", spec, "--quiet"], capture_output=True, text=True)
     check(r.returncode == 0, f"brown run: exit {r.returncode}: {r.stderr}")
     store = f"{work}/brown/store"
-    (path,) = glob.glob(f"{store}/units/token_features-*.h5")
-    with h5py.File(path, "r") as u:
+    (path,) = unit_paths(store, "token_features")
+    with Unit(path) as u:
         pos = u["arrays/token_features/tiny-gpt2/brown/pos"][:]
         prov = json.loads(u.attrs["params"])
     capture = [d for d in prov["deps"] if d.startswith("capture-")][0]
@@ -479,7 +482,7 @@ def check_page(out, j, store):
     check(run["spec"] in text, "provenance: the spec path from run.json is missing")
     hosts = {json.loads(l).get("host") for l in open(f"{store}/journal.jsonl") if l.startswith("{")}
     check(all(h in text for h in hosts if h), f"provenance: hosts {hosts} missing")
-    committed = len(glob.glob(f"{store}/units/*.h5"))
+    committed = len(unit_paths(store))
     check(f"{committed} committed" in text, f"provenance: '{committed} committed' missing")
     check("<script" not in text, "index.html has a script")
     checked.append(f"{out}/index.html: {page.svgs} figures inline, {len(csvs)} CSV links, {len(page.links)} links resolve")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The Python reader (python/linsweep_store) against the real binary: every table of the fixture
 stores equals `linsweep query --format json` (unit files and --consolidated), row for row and
-bit for bit; unit metadata, shards, seals, and a store.h5 `units` table with superseded units.
+bit for bit; unit metadata, shards, seals, and a plan record that supersedes a unit.
 
 Usage: test_store_reader.py LINSWEEP SOURCE_DIR STORES   (STORES: tests/python/make_stores.py's OUT)
 """
@@ -90,7 +90,7 @@ class Tables(unittest.TestCase):
         for _, r in df.iterrows():
             self.assertEqual(r["unit_kind"], r["unit"].split("-")[0])
             self.assertEqual(r["unit_slot"], f"gate/{r['model']}/{r['corpus']}/layer{r['layer']}")
-            self.assertIn("variants", json.loads(r["unit_params"]))
+            self.assertIn("variants", json.loads(r["unit_params"])["params"])
             self.assertEqual(len(json.loads(r["unit_deps"])), 2)
             self.assertTrue(r["unit_host"])
             self.assertGreater(r["unit_duration"], 0)
@@ -180,12 +180,12 @@ class Seals(unittest.TestCase):
             json.dump({"format": "linsweep-store", "schema_version": 7}, f)
         with self.assertRaises(StoreError) as e:
             open_store(self.store)
-        self.assertIn("newer than this reader's 1", str(e.exception))
+        self.assertIn("newer than this reader's 2", str(e.exception))
 
 
 class UnitsTable(unittest.TestCase):
-    """store.h5 with a `units` table that marks units current or superseded (the layout the
-    store's provenance adds): the reader joins its columns and hides superseded rows."""
+    """A plan record that gives a unit's slot to another unit (as a changed spec does): the
+    reader, like `linsweep query`, hides the superseded unit's rows unless asked."""
 
     def setUp(self):
         self.dir = tempfile.mkdtemp()
@@ -199,21 +199,26 @@ class UnitsTable(unittest.TestCase):
         base = open_store(self.store)
         rows = base.table("all_linear")
         stale = rows["unit"].iloc[0]
-        ids = base.unit_ids()
-        table = np.array([(u.encode(), u.split("-")[0].encode(), b"v-test", 0 if u == stale else 1) for u in ids],
-                         dtype=[("unit", "S64"), ("kind", "S32"), ("version", "S16"), ("current", "<i8")])
-        with h5py.File(os.path.join(self.store, "store.h5"), "r+") as f:
-            f["tables"].create_dataset("units", data=table)
+        slot = base.units().set_index("unit").loc[stale, "slot"]
+        plans = os.path.join(self.store, "plans")
+        os.makedirs(plans, exist_ok=True)
+        seq = 1 + max([int(n[:-5]) for n in os.listdir(plans) if n[:-5].isdigit()] or [0])
+        with open(os.path.join(plans, f"{seq}.json"), "w") as f:
+            json.dump({"seq": seq, "command": "run", "slots": {slot: "all_linear-not-committed"}}, f)
         store = open_store(self.store)
-        self.assertIn("units", store.tables())
-        self.assertEqual(list(store.units()["version"].unique()), ["v-test"])
         current = store.table("all_linear")
         self.assertNotIn(stale, set(current["unit"]))
         self.assertEqual(len(current), len(rows) - int((rows["unit"] == stale).sum()))
+        self.compare_query(store.table("all_linear", units=False), "all_linear")
         every = store.table("all_linear", all=True)
         self.assertEqual(len(every), len(rows))
         self.assertEqual(sorted(every.loc[every["unit"] == stale, "unit_current"].unique()), [0])
-        self.assertTrue(every["unit_slot"].str.startswith("all_linear/").all())  # still from the unit files
+        self.compare_query(store.table("all_linear", units=False, all=True), "all_linear", "--all")
+        self.compare_query(store.table("units", units=False), "units")
+        self.compare_query(store.table("units", units=False, all=True), "units", "--all")
+
+    def compare_query(self, df, table, *extra):
+        Tables.compare(self, df, query(self.store, table, *extra), f"{table} {' '.join(extra)}")
 
 
 if __name__ == "__main__":
