@@ -1,29 +1,33 @@
-// SHA-256 (FIPS 180-4) for content ids and fingerprints.
+// SHA-256 (OpenSSL's EVP digest) for content ids and fingerprints.
 #pragma once
 
-#include <array>
 #include <cstddef>
-#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace linsweep {
 
-// Incremental SHA-256. Not thread safe per object.
+// Incremental SHA-256. Owns its OpenSSL context. Not thread safe per object; movable, not
+// copyable. Throws std::runtime_error when OpenSSL fails (it does not for SHA-256 short of
+// running out of memory).
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
   void update(const void* data, std::size_t n);
   void update(std::string_view s) { update(s.data(), s.size()); }
   // Finishes and returns the 64-character lowercase hex digest; the object is then spent.
   std::string hex();
 
  private:
-  void block(const std::uint8_t* p);
-  std::array<std::uint32_t, 8> h_;
-  std::array<std::uint8_t, 64> buf_{};
-  std::size_t used_ = 0;
-  std::uint64_t bytes_ = 0;
+  struct Context;
+  std::unique_ptr<Context> ctx_;
 };
 
 std::string sha256_hex(std::string_view s);

@@ -2,6 +2,7 @@
 #include "orchestrator/plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "experiments/plan_builder.hpp"
 #include "orchestrator/fingerprint.hpp"
 #include "storage/store.hpp"
+#include "storage/store_layout.hpp"
 
 namespace linsweep {
 namespace {
@@ -28,25 +30,38 @@ std::string changed_keys(const nlohmann::json& a, const nlohmann::json& b) {
 }
 
 // Fingerprints of file contents (orchestrator/fingerprint.hpp), the tokenizer's once per model.
-Fingerprinter fingerprinter() {
+Fingerprinter fingerprinter(FileHashCache& files) {
   auto tokenizers = std::make_shared<std::map<std::string, std::string>>();
-  return {[](const ModelSpec& m) { return model_fingerprint(m.path); },
-          [tokenizers](const ModelSpec& m, const CorpusSpec& c) {
+  return {[&files](const ModelSpec& m) { return model_fingerprint(m.path, files); },
+          [&files, tokenizers](const ModelSpec& m, const CorpusSpec& c) {
             auto it = tokenizers->find(m.name);
-            if (it == tokenizers->end()) it = tokenizers->emplace(m.name, tokenizer_fingerprint(m.path)).first;
-            return stream_fingerprint(c.path, c.format, it->second);
+            if (it == tokenizers->end()) it = tokenizers->emplace(m.name, tokenizer_fingerprint(m.path, files)).first;
+            return stream_fingerprint(c.path, c.format, it->second, files);
           }};
 }
 
 }  // namespace
 
-Plan make_plan(const SweepSpec& spec) {
+FileHashCache fingerprint_cache(const SweepSpec& spec) {
+  return FileHashCache(StoreLayout(spec.store).fingerprint_cache());
+}
+
+void save_fingerprint_cache(FileHashCache& files, const SweepSpec& spec) {
+  if (!std::filesystem::is_regular_file(StoreLayout(spec.store).marker())) return;
+  try {
+    files.save();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "warning: fingerprint cache not saved: %s\n", e.what());
+  }
+}
+
+Plan make_plan(const SweepSpec& spec, FileHashCache& files) {
   const auto& registry = ExperimentRegistry::instance();
   PlanNeeds needs;
   for (const ExperimentDef* def : registry.experiments())
     if (const nlohmann::json* params = spec.requested(def->name); params != nullptr && def->needs)
       def->needs(*params, spec, needs);
-  PlanBuilder builder(spec, fingerprinter(), std::move(needs));
+  PlanBuilder builder(spec, fingerprinter(files), std::move(needs));
   for (const ExperimentDef* def : registry.experiments())
     if (const nlohmann::json* params = spec.requested(def->name)) def->expand(*params, builder);
   Plan plan;
@@ -58,6 +73,11 @@ Plan make_plan(const SweepSpec& spec) {
   std::stable_sort(plan.units.begin(), plan.units.end(),
                    [&](const Unit& a, const Unit& b) { return rank[a.model] < rank[b.model]; });
   return plan;
+}
+
+Plan make_plan(const SweepSpec& spec) {
+  FileHashCache files;
+  return make_plan(spec, files);
 }
 
 nlohmann::json plan_to_json(const Plan& plan) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_hash_cache.hpp"
 #include "experiments/unit.hpp"
 #include "orchestrator/spec.hpp"
 
@@ -21,8 +22,18 @@ struct Plan {
 // Expands the spec: gathers every requested experiment's needs (layers to fit and capture),
 // then lets each expand into units in registry order (experiments/experiment.hpp); shared
 // units (stats and fit, capture, ...) come from their providers. Fingerprints the models and
-// corpora (file contents) that some unit reads. Throws SpecError, ModelError or InputError.
+// corpora (file contents) that some unit reads, each file's digest through `files`. Throws
+// SpecError, ModelError or InputError.
+Plan make_plan(const SweepSpec& spec, FileHashCache& files);
+// make_plan hashing every file it reads (no cache).
 Plan make_plan(const SweepSpec& spec);
+
+// The store's fingerprint cache (STORE/fingerprints.json, docs/store.md), loaded when present:
+// planning an unchanged sweep again then reads no weight or corpus bytes.
+FileHashCache fingerprint_cache(const SweepSpec& spec);
+// Saves `files` into the spec's store when that store exists. A store this process cannot
+// write keeps its old cache, with one warning line on stderr: the cache only saves time.
+void save_fingerprint_cache(FileHashCache& files, const SweepSpec& spec);
 
 // The plan as JSON and back (rank 0 computes it once and broadcasts it to the workers).
 nlohmann::json plan_to_json(const Plan& plan);

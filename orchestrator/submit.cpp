@@ -171,7 +171,9 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   const SweepSpec spec = load_spec(spec_path, options.store_override, options.overrides);
   check_resources(spec.resources, spec_path);
   if (is_directory(spec.store)) require_store_confined(spec.store);  // STORE/slurm must not lead elsewhere
-  const Plan plan = make_plan(spec);
+  FileHashCache fingerprints = fingerprint_cache(spec);
+  const Plan plan = make_plan(spec, fingerprints);
+  save_fingerprint_cache(fingerprints, spec);
   SubmitReport report;
   report.store = absolute(spec.store);
   std::unique_ptr<Store> store;

@@ -35,11 +35,13 @@ std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const Ru
                                           const std::function<void(const SweepSpec&)>& check_layout) {
   SweepSpec spec = load_spec(spec_path, options.store_override, options.overrides);
   if (check_layout) check_layout(spec);
-  Plan plan = make_plan(spec);
+  FileHashCache fingerprints = fingerprint_cache(spec);
+  Plan plan = make_plan(spec, fingerprints);
   const bool listed = !options.units_file.empty();
   const std::set<std::string> wanted = listed ? read_units_file(options.units_file, plan) : std::set<std::string>{};
   Store store = Store::open_write(spec.store, spec.text, listed);
   if (listed) restrict_plan(wanted, store.committed_units(), &plan);
+  save_fingerprint_cache(fingerprints, spec);  // the store exists now
   auto setup = std::make_unique<SweepSetup>(SweepSetup{std::move(spec), std::move(plan), std::move(store), {}});
   setup->status = plan_status(setup->plan, &setup->store);
   report_store_recovery(setup->store, options.quiet);

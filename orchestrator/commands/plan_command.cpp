@@ -35,7 +35,9 @@ int run_plan(const PlanArgs& a) {
 }  // namespace
 
 int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
-  const Plan plan = make_plan(spec);
+  FileHashCache fingerprints = fingerprint_cache(spec);
+  const Plan plan = make_plan(spec, fingerprints);
+  save_fingerprint_cache(fingerprints, spec);
   std::unique_ptr<Store> store;
   if (is_regular_file(StoreLayout(spec.store).marker())) store = std::make_unique<Store>(Store::open_read(spec.store));
   const auto status = plan_status(plan, store.get());

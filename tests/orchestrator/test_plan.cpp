@@ -1,4 +1,6 @@
 // Plan: stable content ids; what a spec or input change reruns; status against a store.
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -84,6 +86,34 @@ TEST_CASE("unrelated fields rerun nothing; lambda reruns fits and what follows; 
   for (const auto& [slot, id] : base) {
     INFO(slot);
     CHECK((weights.at(slot) == id) == (slot.find("/g/") != std::string::npos));
+  }
+}
+
+TEST_CASE("the fingerprint cache: replanning reads no weight bytes; a changed weight file is hashed again") {
+  Fixture f;
+  const std::string cache = f.dir / "fingerprints.json";
+  FileHashCache first(cache);
+  const auto base = ids_by_slot(make_plan(f.spec(), first));
+  const auto weights = static_cast<std::uint64_t>(std::filesystem::file_size(f.dir / "neox/model.safetensors"));
+  CHECK(first.bytes_hashed() > weights);
+  first.save();
+  FileHashCache second(cache);
+  CHECK(ids_by_slot(make_plan(f.spec(), second)) == base);
+  CHECK(second.bytes_hashed() == 0);
+
+  {  // one byte of model n's weights, saved a second later
+    std::fstream w(f.dir / "neox/model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+    w.seekp(-5, std::ios::end);
+    w.put('\x7f');
+  }
+  const std::string path = f.dir / "neox/model.safetensors";
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(1));
+  FileHashCache third(cache);
+  const auto changed = ids_by_slot(make_plan(f.spec(), third));
+  CHECK(third.bytes_hashed() == weights);  // that file only
+  for (const auto& [slot, id] : base) {
+    INFO(slot);
+    CHECK((changed.at(slot) == id) == (slot.find("/g/") != std::string::npos));
   }
 }
 

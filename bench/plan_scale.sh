@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Planning without re-reading the inputs: a random Pythia-1B-shaped checkpoint (2 GB of bf16
+# weights, bench/neox_checkpoint.py), then `linsweep plan` twice on one store in one run. The
+# first hashes every weight byte and fills STORE/fingerprints.json; the second finds the files
+# unchanged (size, mtime, inode) and reads none. Prints both times and their ratio; exits 1
+# when the second takes more than 5% of the first.
+# Usage: bench/plan_scale.sh [WORK_DIR]   (needs ~2.5 GB free; its scratch folder is removed after)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${LINSWEEP_BUILD_DIR:-$root/build}/linsweep"
+[[ -x "$bin" ]] || { echo "plan_scale: $bin not built (scripts/build.sh)" >&2; exit 2; }
+work="$(mktemp -d -p "${1:-${TMPDIR:-/tmp}}")"
+trap 'rm -rf "$work"' EXIT
+echo "plan_scale: writing the checkpoint"
+/usr/bin/python3 "$root/bench/neox_checkpoint.py" "$work/pythia-1b"
+cat > "$work/spec.yaml" <<YAML
+store: $work/store
+context: 128
+models: [{name: pythia-1b, path: $work/pythia-1b}]
+corpora: [{name: stream, path: $root/tests/data/models/tiny-gpt2.tokens.npy, format: npy}]
+splits:
+  fit: {start: 0, tokens: 1024}
+  eval: {start: 1024, tokens: 1024}
+layers: all
+experiments:
+  fit: {lambda: [0.01, 0.1]}
+  all_linear: {}
+YAML
+# The store, without running a unit: a split job's run with an empty unit list.
+: > "$work/none.units"
+"$bin" run "$work/spec.yaml" --units "$work/none.units" --quiet > /dev/null
+rm -f "$work/store/fingerprints.json"
+cat "$work/pythia-1b"/* > /dev/null  # both plans read from the page cache
+seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
+first=$(seconds "$bin" plan "$work/spec.yaml")
+second=$(seconds "$bin" plan "$work/spec.yaml")
+bytes=$(du -cb "$work/pythia-1b"/* | tail -1 | cut -f1)
+awk -v a="$first" -v b="$second" -v n="$bytes" 'BEGIN {
+  r = (a > 0) ? b / a : 0
+  printf "plan_scale: %.2f GB of weights; first plan %.2f s, second %.2f s: %.1f%% of the first (target <= 5%%)\n",
+         n / 1e9, a, b, 100 * r
+  exit (r <= 0.05) ? 0 : 1 }'
