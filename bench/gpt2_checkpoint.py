@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Writes a GPT-2 shaped HF directory with random weights (numpy only): config.json and
+model.safetensors in the layout of tests/data/models/tiny-gpt2 (Conv1D weights [in, out], tied
+head, no attn.bias buffers: linsweep and transformers ignore or rebuild them), written tensor by
+tensor so memory stays at one tensor. With --tokens N also OUT_DIR/tokens.npy: N random token ids
+(uint16 when the vocabulary fits). Default shape: GPT-2 Large (d=1280, 36 layers, 20 heads,
+vocab 50257, n_ctx 1024): about 3.1 GB in float32, 1.6 GB in bfloat16.
+Usage: gpt2_checkpoint.py OUT_DIR [--dtype float32|bfloat16] [--layers N] [--d D] [--heads H]
+       [--vocab V] [--ctx T] [--tokens N] [--seed S]"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+
+def tensor_list(layers, d, vocab, ctx):
+    """(name, shape, std) in the order GPT2LMHeadModel's state dict lists them."""
+    out = [("wte.weight", (vocab, d), 0.02), ("wpe.weight", (ctx, d), 0.01)]
+    proj_std = 0.02 / np.sqrt(2 * layers)  # GPT-2's scaled init of the residual projections
+    for i in range(layers):
+        p = f"h.{i}."
+        out += [(p + "ln_1.weight", (d,), None), (p + "ln_1.bias", (d,), 0.0),
+                (p + "attn.c_attn.weight", (d, 3 * d), 0.02), (p + "attn.c_attn.bias", (3 * d,), 0.0),
+                (p + "attn.c_proj.weight", (d, d), proj_std), (p + "attn.c_proj.bias", (d,), 0.0),
+                (p + "ln_2.weight", (d,), None), (p + "ln_2.bias", (d,), 0.0),
+                (p + "mlp.c_fc.weight", (d, 4 * d), 0.02), (p + "mlp.c_fc.bias", (4 * d,), 0.0),
+                (p + "mlp.c_proj.weight", (4 * d, d), proj_std), (p + "mlp.c_proj.bias", (d,), 0.0)]
+    out += [("ln_f.weight", (d,), None), ("ln_f.bias", (d,), 0.0)]
+    return out
+
+
+def values(rng, shape, std):
+    """float32 values: ones for LayerNorm gains (std None), zeros (std 0), else normal(0, std)."""
+    if std is None:
+        return np.ones(shape, np.float32)
+    if std == 0.0:
+        return np.zeros(shape, np.float32)
+    return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+
+
+def to_bfloat16_bits(x):
+    """float32 -> bfloat16 bit patterns (uint16), rounding to nearest, ties to even."""
+    u = x.view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
+    ap.add_argument("--layers", type=int, default=36)
+    ap.add_argument("--d", type=int, default=1280)
+    ap.add_argument("--heads", type=int, default=20)
+    ap.add_argument("--vocab", type=int, default=50257)
+    ap.add_argument("--ctx", type=int, default=1024)
+    ap.add_argument("--tokens", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    if a.d % a.heads or min(a.layers, a.d, a.heads, a.vocab, a.ctx) <= 0 or a.tokens < 0:
+        print("gpt2_checkpoint.py: --d must be a multiple of --heads and all sizes positive", file=sys.stderr)
+        sys.exit(2)
+    os.makedirs(a.out, exist_ok=True)
+    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": a.vocab,
+              "n_positions": a.ctx, "n_ctx": a.ctx, "n_embd": a.d, "n_layer": a.layers, "n_head": a.heads,
+              "n_inner": None, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5,
+              "scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": False,
+              "reorder_and_upcast_attn": False, "tie_word_embeddings": True,
+              "bos_token_id": a.vocab - 1, "eos_token_id": a.vocab - 1, "torch_dtype": a.dtype}
+    with open(os.path.join(a.out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+    tag, width = ("F32", 4) if a.dtype == "float32" else ("BF16", 2)
+    header, offset = {"__metadata__": {"format": "pt"}}, 0
+    tensors = tensor_list(a.layers, a.d, a.vocab, a.ctx)
+    for name, shape, _ in tensors:
+        size = int(np.prod(shape)) * width
+        header[name] = {"dtype": tag, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # data starts 8-byte aligned
+    rng = np.random.default_rng(a.seed)
+    path = os.path.join(a.out, "model.safetensors")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for i, (name, shape, std) in enumerate(tensors):
+            x = values(rng, shape, std)
+            f.write((x if a.dtype == "float32" else to_bfloat16_bits(x)).tobytes())
+            if i % 24 == 0:
+                print(f"gpt2_checkpoint: {i + 1}/{len(tensors)} tensors", file=sys.stderr)
+    params = sum(int(np.prod(s)) for _, s, _ in tensors)
+    if a.tokens:
+        ids = rng.integers(0, a.vocab, a.tokens)
+        np.save(os.path.join(a.out, "tokens.npy"), ids.astype(np.uint16 if a.vocab <= 65536 else np.int64))
+    print(json.dumps({"out": a.out, "dtype": a.dtype, "parameters": params, "bytes": os.path.getsize(path),
+                      "tokens": a.tokens}))
+
+
+if __name__ == "__main__":
+    main()
