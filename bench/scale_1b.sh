@@ -38,4 +38,5 @@ du -b "$work"/store/units/*.h5 | awk '{ n = $2; sub(".*/", "", n); printf "  %12
 "$bin" status "$work/store" --json | /usr/bin/python3 -c '
 import json, sys
 for kind, c in json.load(sys.stdin)["by_kind"].items():
-    print(f"  {kind}: {c[\"committed\"]} units, {c[\"seconds\"]:.1f} s, {c[\"tokens_per_second\"]:.0f} tokens/s")'
+    n, s, r = c["committed"], c["seconds"], c["tokens_per_second"]
+    print(f"  {kind}: {n} units, {s:.1f} s, {r:.0f} tokens/s")'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the GPU device bundle: the Debian 12 packages that linsweep needs to build and run and
 # that a GPU device machine (CUDA LibTorch, CMake and a compiler, but none of these) lacks --
-# OpenMPI, HDF5, yaml-cpp, CLI11, nlohmann-json, fmt, libcsv, ICU, Catch2, zlib, ninja and every
+# OpenMPI, HDF5, yaml-cpp, CLI11, nlohmann-json, fmt, libcsv, ICU, Catch2, zlib, OpenSSL, ninja and every
 # shared library they need -- downloaded with `apt-get download`, unpacked with `dpkg-deb -x`
 # and trimmed (no docs, man pages, Fortran, Java or unused static libraries); plus the fixture
 # models, the GPT-2-Large-shaped checkpoint generator and env.sh, which points CMake, the
@@ -29,6 +29,7 @@ packages=(
   libopenmpi-dev openmpi-bin openmpi-common libopenmpi3  # MPI CXX, mpirun (no hwloc plugins: X11, OpenCL)
   libhdf5-dev libhdf5-103-1                                               # HDF5 C
   zlib1g-dev zlib1g                                                       # ZLIB (unit seal)
+  libssl-dev libssl3                                                      # OpenSSL::Crypto (SHA-256 of inputs)
   libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev catch2
   libfmt-dev libfmt9 libcsv-dev libcsv3
   libicu-dev libicu72                                                     # ICU uc
