@@ -75,7 +75,7 @@ void expect_bad_input(F&& parse) {
 // files register them in the regular build. Call it from a target, not from a static
 // initialiser, so that the regular build's registrars have run first.
 void register_config_architectures();
-// Registers stand-in spec experiments (fuzz_experiments.cpp) unless real ones are linked in.
+// Registers stand-in spec experiments (stand_in_experiments.cpp) unless real ones are linked in.
 void register_spec_experiments();
 
 // tests/data and the source tree of this build.
