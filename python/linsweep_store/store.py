@@ -59,15 +59,6 @@ def _provenance(params):
     return p if isinstance(p, dict) else {}
 
 
-def _truth(value):
-    """A current/superseded cell as True, False, or None (unknown)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "current")
-    return bool(value)
-
-
 class Store:
     """A store opened by open_store(). It reads each file once, when first needed; open the
     store again to see units committed since. Not thread safe."""
@@ -322,7 +313,7 @@ class Store:
     @staticmethod
     def _superseded(meta):
         """Units that are not their slot's current unit."""
-        return {u for u, v in zip(meta["unit"], meta["current"]) if _truth(v) is False}
+        return set(meta.loc[meta["current"] == 0, "unit"])
 
     def unit_arrays(self, unit_id):
         """Every array of a unit (`/arrays/…`: surrogates, gates, clusters, capture layout) by
