@@ -5,9 +5,6 @@
 # suppressions of tests/sanitizers/. Exits 1 when a test failed or a sanitizer reported.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# ccache (CMakeLists.txt) shares objects between clones: paths relative to the checkout, and
-# the build directory left out of the hash (debug info then names the first clone's directory).
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 cd "$root"
 "$root/scripts/setup.sh"
 [[ -f build-asan/CMakeCache.txt ]] || cmake --preset asan >/dev/null

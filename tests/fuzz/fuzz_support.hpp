@@ -8,13 +8,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
-
-#ifndef LINSWEEP_TEST_DATA
-#error "LINSWEEP_TEST_DATA must name tests/data"
-#endif
-#ifndef LINSWEEP_SOURCE_DIR
-#error "LINSWEEP_SOURCE_DIR must name the source tree"
-#endif
+#include "support/test_paths.hpp"
 
 // Each fuzz_<name>.cpp defines `int fuzz_<name>(const std::uint8_t*, std::size_t)`. The
 // libFuzzer build (tests/fuzz/CMakeLists.txt, -DLINSWEEP_LIBFUZZER) makes it the binary's
@@ -79,7 +73,7 @@ void register_config_architectures();
 void register_spec_experiments();
 
 // tests/data and the source tree of this build.
-inline std::string test_data_dir() { return LINSWEEP_TEST_DATA; }
-inline std::string source_dir() { return LINSWEEP_SOURCE_DIR; }
+inline std::string test_data_dir() { return linsweep::test::test_data_path(); }
+inline std::string source_dir() { return linsweep::test::source_path(); }
 
 }  // namespace linsweep::fuzz

@@ -12,10 +12,6 @@
 #include "support/catch.hpp"
 #include "support/test_support.hpp"
 
-#ifndef LINSWEEP_BINARY
-#error "LINSWEEP_BINARY must name the linsweep executable"
-#endif
-
 using linsweep::test::ScratchDir;
 namespace test = linsweep::test;
 
@@ -29,7 +25,7 @@ struct Run {
 
 Run run(const std::string& args) {
   ScratchDir io;
-  const std::string cmd = "timeout 120 " + std::string(LINSWEEP_BINARY) + " " + args + " >" + (io / "out") + " 2>" +
+  const std::string cmd = "timeout 120 " + std::string(test::linsweep_binary()) + " " + args + " >" + (io / "out") + " 2>" +
                           (io / "err") + " </dev/null";
   const int status = std::system(cmd.c_str());
   Run r;
@@ -291,7 +287,7 @@ TEST_CASE("CLI conventions: short help, --version, usage lines, 100 columns, an 
     const Run h = run(cmd + " --help");
     CHECK(h.code == 0);
     CHECK(h.err.empty());
-    CHECK(h.out.find(LINSWEEP_BINARY) == std::string::npos);
+    CHECK(h.out.find(test::linsweep_binary()) == std::string::npos);
     std::istringstream text(h.out);
     std::string last, usage;
     for (std::string line; std::getline(text, line);) {
@@ -314,7 +310,7 @@ static std::string sample_store_copy(const ScratchDir& dir) {
 }
 
 TEST_CASE("overrides change the spec from the command line, validated as if written in it") {
-  const std::string spec = std::string(LINSWEEP_SOURCE_DIR) + "/examples/fixture.yaml";
+  const std::string spec = std::string(test::source_path()) + "/examples/fixture.yaml";
   Run r = run("plan " + q(spec) + " context=64 'experiments.fit.lambda=[0.5]' --show-spec");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("context: 64\n") != std::string::npos);

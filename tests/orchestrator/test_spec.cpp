@@ -14,7 +14,7 @@ using linsweep::test::ScratchDir;
 
 namespace {
 
-const std::string kExample = std::string(LINSWEEP_SOURCE_DIR) + "/examples/fixture.yaml";
+const std::string kExample = std::string(linsweep::test::source_path()) + "/examples/fixture.yaml";
 
 // A minimal valid spec in `dir`, with `extra` appended (YAML).
 std::string write_spec(const ScratchDir& dir, const std::string& body) {

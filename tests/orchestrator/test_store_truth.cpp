@@ -160,7 +160,7 @@ TEST_CASE("gc killed at any moment leaves a store that query, resume and gc acce
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      ::execl(LINSWEEP_BINARY, LINSWEEP_BINARY, "gc", store.c_str(), static_cast<char*>(nullptr));
+      ::execl(test::linsweep_binary(), test::linsweep_binary(), "gc", store.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2 * trial));

@@ -8,10 +8,6 @@
 
 #include "support/test_support.hpp"
 
-#ifndef LINSWEEP_BINARY
-#error "LINSWEEP_BINARY must name the linsweep executable"
-#endif
-
 namespace linsweep::test {
 
 struct CliRun {
@@ -24,7 +20,7 @@ struct CliRun {
 // `seconds` long.
 inline CliRun run_cli(const std::string& args, int seconds = 120) {
   ScratchDir io;
-  const std::string cmd = "timeout " + std::to_string(seconds) + " " + std::string(LINSWEEP_BINARY) + " " + args +
+  const std::string cmd = "timeout " + std::to_string(seconds) + " " + std::string(linsweep_binary()) + " " + args +
                           " >" + (io / "out") + " 2>" + (io / "err") + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliRun r;

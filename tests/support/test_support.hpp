@@ -8,13 +8,11 @@
 #include <random>
 #include <string>
 
-#ifndef LINSWEEP_TEST_DATA
-#error "LINSWEEP_TEST_DATA must name tests/data"
-#endif
+#include "support/test_paths.hpp"
 
 namespace linsweep::test {
 
-inline std::string data_dir() { return LINSWEEP_TEST_DATA; }
+inline std::string data_dir() { return test_data_path(); }
 inline std::string model_dir(const std::string& name) { return data_dir() + "/models/" + name; }
 inline std::string tokens_file(const std::string& name) { return data_dir() + "/models/" + name + ".tokens.npy"; }
 
