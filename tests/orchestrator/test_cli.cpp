@@ -25,8 +25,8 @@ struct Run {
 
 Run run(const std::string& args) {
   ScratchDir io;
-  const std::string cmd = "timeout 120 " + std::string(test::linsweep_binary()) + " " + args + " >" + (io / "out") + " 2>" +
-                          (io / "err") + " </dev/null";
+  const std::string cmd = "timeout 120 " + std::string(test::linsweep_binary()) + " " + args + " >" + (io / "out") +
+                          " 2>" + (io / "err") + " </dev/null";
   const int status = std::system(cmd.c_str());
   Run r;
   r.crashed = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) >= 124);
