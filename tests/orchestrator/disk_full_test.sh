@@ -19,24 +19,8 @@ fi
 trap 'umount "$work/mnt" 2>/dev/null || umount -l "$work/mnt" 2>/dev/null || true' EXIT
 compare="/usr/bin/python3 $src/tests/orchestrator/compare_stores.py"
 spec="$work/spec.yaml"
-cat > "$spec" <<YAML
-store: $work/unused
-context: 32
-models:
-  - {name: tiny-gpt2, path: $src/tests/data/models/tiny-gpt2}
-  - {name: tiny-neox, path: $src/tests/data/models/tiny-neox}
-corpora:
-  - {name: stream-a, path: $src/tests/data/models/tiny-gpt2.tokens.npy, format: npy}
-  - {name: fiction, path: $src/tests/data/tokenizer/brown_fiction.txt, format: text}
-splits:
-  fit:  {start: 0,    tokens: 1024}
-  eval: {start: 2560, tokens: 1024}
-layers: all
-experiments:
-  fit: {lambda: [0.01, 0.1]}
-  all_linear: {bootstrap: 200}
-runtime: {batch: 8, grace_seconds: 20}
-YAML
+. "$src/tests/support/fixture_sweep.sh"
+{ fixture_sweep "$src" "$work/unused"; echo "runtime: {batch: 8, grace_seconds: 20}"; } > "$spec"
 "$bin" run "$spec" --store "$work/ref" --quiet
 total=$(ls "$work/ref/units" | grep -v '\.arrays\.h5$' | grep -c '\.h5$')  # unit files, not arrays files
 "$bin" plan "$spec" --store "$work/ref" --json |

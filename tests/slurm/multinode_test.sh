@@ -31,23 +31,10 @@ t_start=$SECONDS
 say() { echo "[$(( SECONDS - t_start ))s] $*"; }
 since() { awk -v now="$EPOCHREALTIME" -v then="$1" 'BEGIN { printf "%.1f", now - then }'; }  # seconds since $1
 
+. "$src/tests/support/fixture_sweep.sh"
 write_spec() {  # $1 file, $2 tasks per node, $3 extra runtime
-  cat > "$1" <<YAML
-store: $work/unused
-context: 32
-models:
-  - {name: tiny-gpt2, path: $src/tests/data/models/tiny-gpt2}
-  - {name: tiny-neox, path: $src/tests/data/models/tiny-neox}
-corpora:
-  - {name: stream-a, path: $src/tests/data/models/tiny-gpt2.tokens.npy, format: npy}
-  - {name: fiction, path: $src/tests/data/tokenizer/brown_fiction.txt, format: text}
-splits:
-  fit:  {start: 0,    tokens: 1024}
-  eval: {start: 2560, tokens: 1024}
-layers: all
-experiments:
-  fit: {lambda: [0.01, 0.1]}
-  all_linear: {bootstrap: 200}
+  fixture_sweep "$src" "$work/unused" > "$1"
+  cat >> "$1" <<YAML
 runtime: {batch: 8, grace_seconds: 20$3}
 # launcher_args: unbound ranks (the default), and OpenMPI kept on the loopback, which its TCP
 # transport and out-of-band channel leave out unless told (docs/slurm.md).

@@ -25,23 +25,10 @@ trap '"$src/scripts/slurm_cluster.sh" stop "$state" > /dev/null 2>&1 || true' EX
 export SLURM_CONF="$state/slurm.conf"
 
 spec="$work/spec.yaml"
+. "$src/tests/support/fixture_sweep.sh"
 write_spec() {  # $1: extra resources
-  cat > "$spec" <<YAML
-store: $work/unused
-context: 32
-models:
-  - {name: tiny-gpt2, path: $src/tests/data/models/tiny-gpt2}
-  - {name: tiny-neox, path: $src/tests/data/models/tiny-neox}
-corpora:
-  - {name: stream-a, path: $src/tests/data/models/tiny-gpt2.tokens.npy, format: npy}
-  - {name: fiction, path: $src/tests/data/tokenizer/brown_fiction.txt, format: text}
-splits:
-  fit:  {start: 0,    tokens: 1024}
-  eval: {start: 2560, tokens: 1024}
-layers: all
-experiments:
-  fit: {lambda: [0.01, 0.1]}
-  all_linear: {bootstrap: 200}
+  fixture_sweep "$src" "$work/unused" > "$spec"
+  cat >> "$spec" <<YAML
 runtime: {batch: 8, grace_seconds: 20}
 resources: {tasks_per_node: 2, time: "00:10:00"$1}
 YAML
