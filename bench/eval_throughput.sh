@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark: `linsweep eval` tokens/s against an eager PyTorch Python forward of the same
 # GPT-2-architecture model (d=512, 8 layers, GPT-2's 50257 vocabulary), same thread count,
-# same tokens, in one run. Prints both and the ratio (target: linsweep >= 1.2x).
+# same tokens, in one run. Prints both and the ratio (target: linsweep >= 1.2x), then each side's
+# GFLOP/s and its share of the float32 GEMM rate measured in the same run (bench/gemm_share.py).
+# Run it also under scripts/test_isa.sh's settings (ONEDNN_MAX_CPU_ISA=AVX2
+# OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2) to see another CPU's kernels.
 # Usage: bench/eval_throughput.sh [TOKENS] [CONTEXT] [BATCH]   (build first: scripts/build.sh)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,3 +39,5 @@ print(f"ratio linsweep/python: {cpp / py:.2f}x (target >= 1.2x)")
 if agree > 1e-4:
     sys.exit("benchmark: the two forwards disagree; the comparison is void")
 PY
+$py "$root/bench/gemm_share.py" --threads "$threads" --d 512 --layers 8 --vocab 50257 --context "$context" \
+  linsweep="$best_cpp" python="$best_py"

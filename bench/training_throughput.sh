@@ -4,7 +4,8 @@
 # same threads, same batch (8 windows of 128 random tokens), same steps, AdamW(lr 1e-3, wd 0.01)
 # and clipping at 1.0 on both sides, in one run. Rounds alternate C++ and Python (C++, Python,
 # C++, Python); the best tokens/s of each side is compared.
-# Target: linsweep >= 1.0x the Python loop.
+# Target: linsweep >= 1.0x the Python loop. Then each side's GFLOP/s and its share of the float32
+# GEMM rate measured in the same run (bench/gemm_share.py; training counts 3x the forward).
 # Usage: bench/training_throughput.sh [THREADS] [STEPS]   (build first: ninja -C build bench_training_throughput)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,3 +39,5 @@ print(f"loss (last round, first -> last step): linsweep {c['first_loss']:.4f} ->
 print(f"linsweep Trainer: {cpp:.1f} tokens/s; python eager loop: {py:.1f} tokens/s (best of 2 each)")
 print(f"ratio linsweep/python: {cpp / py:.2f}x (target >= 1.0x)")
 PY
+$py "$root/bench/gemm_share.py" --threads "$threads" --d 192 --layers 6 --vocab 4096 --context 128 --training \
+  linsweep="$best_cpp" python="$best_py"
