@@ -149,8 +149,8 @@ std::int64_t Gate::parameter_count() const {
   switch (variant_.kind) {
     case GateVariant::Kind::kLinear:
       return d + 1;
-    case GateVariant::Kind::kPca:
-      return pca_.components.size(0) + 1;
+    case GateVariant::Kind::kPca:  // the K×d projection is fitted to the data too
+      return pca_.components.size(0) * d + pca_.components.size(0) + 1;
     case GateVariant::Kind::kMlp:
       return variant_.size * d + variant_.size + 1;
   }

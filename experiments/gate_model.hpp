@@ -47,7 +47,8 @@ class Gate {
   void save(UnitResult& unit, const std::string& prefix) const;
 
   const GateVariant& variant() const noexcept { return variant_; }
-  // Trainable parameters: d+1 (linear), K+1 (pca:K), H·d + H + 1 (mlp:H).
+  // Fitted parameters: d+1 (linear), K·d + K + 1 (pca:K: the projection and the logistic
+  // weights), H·d + H + 1 (mlp:H). The standardisation (2·d) is not counted.
   std::int64_t parameter_count() const;
   // Logits [n] float64 for rows x [n, d] (any device; computed in float64). p = σ(logit);
   // routed linear iff p > 0.5, i.e. logit > 0.

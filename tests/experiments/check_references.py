@@ -13,6 +13,8 @@ Usage: check_references.py STORE
                    KMeans with the same n_init (relative 1e-9 slack)
   nofly:           Pearson r equals numpy.corrcoef within 1e-12 (scipy.stats.pearsonr too);
                    listed/found/still_listed/flipped recounted
+  compound:        FLOPs saved recomputed from each model's config.json (d, d_ff, L, V), the share
+                   routed and the chosen gates' variants, within relative 1e-12
 Exits 77 (skipped) when the Python packages are missing.
 """
 import json
@@ -181,12 +183,56 @@ def check_nofly():
     return count
 
 
-n_gates, n_clusters, n_nofly = check_gates(), check_clusters(), check_nofly()
-if n_gates == 0 or n_clusters == 0 or n_nofly == 0:
-    sys.exit(f"FAIL: store has {n_gates} gate, {n_clusters} clusters, {n_nofly} nofly results to check")
+def model_sizes(model):
+    """d, d_ff, L, V of a test fixture model, read from its HF config.json."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "data", "models", model, "config.json")) as f:
+        c = json.load(f)
+    if c["model_type"] == "gpt2":
+        return c["n_embd"], c.get("n_inner") or 4 * c["n_embd"], c["n_layer"], c["vocab_size"]
+    return c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["vocab_size"]
+
+
+def gate_cost(name, d):
+    """Multiply-adds ×2 of a gate at one position: linear 2d, pca:K and mlp:H 2dK + 2K."""
+    if name == "linear":
+        return 2 * d
+    k = int(name.split(":")[1])
+    return 2 * d * k + 2 * k
+
+
+def check_compound():
+    count = 0
+    for f, prov in units("compound"):
+        row = f["tables/compound"][0]
+        model = row["model"].decode()
+        d, d_ff, n_layers, vocab = model_sizes(model)
+        layers = prov["params"]["layers"]
+        assert row["layers"] == len(layers), row
+        cost = 0
+        for gate_id in prov["deps"][1:]:
+            with Unit(f"{store}/units/{gate_id}.h5") as g:
+                chosen = [r for r in g["tables/gates"][:] if r["selected"] == 1]
+            assert len(chosen) == 1, gate_id
+            cost += gate_cost(chosen[0]["gate"].decode(), d)
+        # Per scored position: Σ_layers share·(MLP − surrogate) − Σ gates.
+        saved = len(layers) * row["pct_linear"] / 100 * (4 * d * d_ff - 2 * d * d) - cost
+        mlp = 100 * saved / (n_layers * 4 * d * d_ff)
+        total = 100 * saved / (n_layers * (8 * d * d + 4 * d * d_ff) + 2 * d * vocab)
+        record("compound MLP FLOPs saved % (relative)", abs(mlp - row["mlp_flops_saved_pct"]) / abs(mlp), 1e-12)
+        record("compound total FLOPs saved % (relative)", abs(total - row["total_flops_saved_pct"]) / abs(total), 1e-12)
+        count += 1
+    return count
+
+
+n_gates, n_clusters, n_nofly, n_compound = check_gates(), check_clusters(), check_nofly(), check_compound()
+if min(n_gates, n_clusters, n_nofly, n_compound) == 0:
+    sys.exit(f"FAIL: store has {n_gates} gate, {n_clusters} clusters, {n_nofly} nofly, {n_compound} compound "
+             "results to check")
 ratios = worst.pop("k-means inertia ratios")
 lbfgs = worst.pop("lbfgs")
-print(f"checked {n_gates} gate units, {n_clusters} clusters units, {n_nofly} nofly rows against scikit-learn/numpy/scipy")
+print(f"checked {n_gates} gate units, {n_clusters} clusters units, {n_nofly} nofly rows against scikit-learn/numpy/scipy, "
+      f"{n_compound} compound units' FLOPs against the models' config.json")
 for name, value in sorted(worst.items()):
     print(f"  worst {name}: {value:.3g}")
 print(f"  k-means inertia ours/scikit-learn: min {min(ratios):.6f}, max {max(ratios):.6f}")

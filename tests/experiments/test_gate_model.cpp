@@ -78,7 +78,7 @@ TEST_CASE("good_: every gate variant round-trips through a unit's arrays with id
   GateTraining opt;
   opt.mlp_epochs = 50;
   const std::vector<std::pair<std::string, std::int64_t>> cases = {
-      {"linear", 13}, {"pca:4", 5}, {"mlp:6", 6 * 12 + 6 + 1}};
+      {"linear", 13}, {"pca:4", 4 * 12 + 4 + 1}, {"mlp:6", 6 * 12 + 6 + 1}};
   for (const auto& [name, params] : cases) {
     INFO(name);
     const Gate g = Gate::train(GateVariant::parse(name), x, y, opt);
