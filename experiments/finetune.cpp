@@ -248,12 +248,13 @@ UnitResult run_finetune(const ExperimentInput& in) {
   };
   std::vector<Segment> segments;
   if (variant != "two_phase") {
-    segments.push_back({variant, steps, p.eval_every, linearized_phase});
+    segments.push_back({variant, steps, p.eval_every, linearized_phase, linearize ? "post_lin" : ""});
   } else {
     const auto phase1 = static_cast<std::int64_t>(std::llround(static_cast<double>(steps) * p.phase1_fraction));
     const auto warmup = static_cast<std::int64_t>(std::llround(p.l1_warmup * static_cast<double>(steps - phase1)));
-    segments.push_back({"phase1", phase1, p.eval_every, linearized_phase});
-    segments.push_back({"phase2", steps - phase1, p.eval_every, [&, phase1, warmup] {
+    segments.push_back({"phase1", phase1, p.eval_every, linearized_phase, "post_lin"});
+    segments.push_back({"phase2", steps - phase1, p.eval_every,
+                        [&, phase1, warmup] {
                           std::vector<NamedParameter> params;
                           for (std::int64_t layer : layers) {
                             auto gate = run.add_gate(
@@ -279,7 +280,8 @@ UnitResult run_finetune(const ExperimentInput& in) {
                             return sum * weight;  // weight 0 keeps the graph but adds nothing
                           });
                           gated = true;
-                        }});
+                        },
+                        ""});
   }
   UnitResult out = run.run(segments, evaluate, "finetune", variant, p.common.checkpoint_every);
   if (p.common.save_model && variant != "two_phase") export_trained_model(run, maps, variant);

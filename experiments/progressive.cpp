@@ -135,7 +135,8 @@ UnitResult run_progressive(const ExperimentInput& in) {
   const std::int64_t total = p.steps_per_layer * static_cast<std::int64_t>(order.size()) + p.final_steps;
   std::vector<Segment> segments;
   for (std::size_t k = 0; k < order.size(); ++k)
-    segments.push_back({"layer " + std::to_string(order[k]), p.steps_per_layer, 0, [&, k] {
+    segments.push_back({"layer " + std::to_string(order[k]), p.steps_per_layer, 0,
+                        [&, k] {
                           const std::int64_t layer = order[k];
                           model.hook(layer).use_affine(maps.at(layer));
                           linear.insert(layer);
@@ -146,8 +147,9 @@ UnitResult run_progressive(const ExperimentInput& in) {
                             run.use_trainer("model", run.select(p.common.trainable, {}),
                                             trainer_options(p.common, total));
                           run.select(p.common.trainable, linear);
-                        }});
-  segments.push_back({"final", p.final_steps, 0, [] {}});
+                        },
+                        ""});
+  segments.push_back({"final", p.final_steps, 0, [] {}, ""});
   UnitResult out = run.run(segments, evaluate, "progressive", "progressive", p.common.checkpoint_every);
   if (p.common.save_model) export_trained_model(run, maps, "progressive");
   return out;

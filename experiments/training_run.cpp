@@ -230,7 +230,7 @@ void TrainingRun::add_row(const std::string& table, const Row& row) {
   rows_[table].push_back(std::move(j));
 }
 
-void TrainingRun::save(std::int64_t step, std::int64_t segments_done) {
+void TrainingRun::save(std::int64_t step, std::int64_t segments_done, std::int64_t segments_entered) {
   if (leader()) {
     NamedTensors tensors;
     for (const auto& p : saved_) tensors.emplace_back("model." + p.name, p.tensor);
@@ -241,6 +241,7 @@ void TrainingRun::save(std::int64_t step, std::int64_t segments_done) {
       for (const auto& [name, t] : trainer_->optimizer().state_tensors()) tensors.emplace_back("adam." + name, t);
     const nlohmann::json state = {
         {"segments_done", segments_done},
+        {"segments_entered", segments_entered},
         {"trainer", trainer_id_},
         {"adam_steps", trainer_ ? trainer_->optimizer().step_counts() : std::vector<std::int64_t>{}},
         {"rows", rows_},
@@ -262,11 +263,13 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments,
   if (ckpt) {
     step = ckpt->step;
     segments_done = ckpt->state.value("segments_done", std::int64_t{0});
+    const std::int64_t segments_entered = ckpt->state.value("segments_entered", std::int64_t{-1});
     std::map<std::string, const at::Tensor*> by_name;
     for (const auto& [name, t] : ckpt->tensors) by_name[name] = &t;
     // Re-enter every segment that had begun, in order: hooks, gates and trainers as they were.
     for (std::size_t k = 0; k < segments.size(); ++k) {
-      const bool begun = static_cast<std::int64_t>(k) < segments_done || start[k] < step;
+      const auto index = static_cast<std::int64_t>(k);
+      const bool begun = segments_entered >= 0 ? index < segments_entered : index < segments_done || start[k] < step;
       if (!begun) break;
       segments[k].enter();
       entered[k] = true;
@@ -304,10 +307,14 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments,
   }
   for (std::size_t k = static_cast<std::size_t>(segments_done); k < segments.size(); ++k) {
     const Segment& seg = segments[k];
-    if (!entered[k]) segments[k].enter(), entered[k] = true;
+    if (!entered[k]) {
+      segments[k].enter(), entered[k] = true;
+      if (!seg.entry_eval.empty()) evaluate(step, seg.entry_eval);
+    }
+    const auto index = static_cast<std::int64_t>(k);
     while (step < start[k + 1]) {
       if (stop_now()) {
-        save(step, static_cast<std::int64_t>(k));
+        save(step, index, index + 1);
         throw InterruptedError(in_.unit_id + ": stopped on request at step " + std::to_string(step) + " of " +
                                std::to_string(start.back()) + "; checkpoint saved, resumes there");
       }
@@ -325,11 +332,11 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments,
                                                           .phase = seg.label}));
       if (step == start[k + 1]) break;  // evaluated and saved below, with the segment done
       if (seg.eval_every > 0 && (step - start[k]) % seg.eval_every == 0) evaluate(step, seg.label);
-      if (checkpoint_every > 0 && step % checkpoint_every == 0) save(step, static_cast<std::int64_t>(k));
+      if (checkpoint_every > 0 && step % checkpoint_every == 0) save(step, index, index + 1);
     }
     evaluate(step, seg.label);
     segments_done = static_cast<std::int64_t>(k + 1);
-    if (checkpoint_every > 0 && k + 1 < segments.size()) save(step, segments_done);
+    if (checkpoint_every > 0 && k + 1 < segments.size()) save(step, segments_done, segments_done);
   }
   UnitResult out = unit_result(in_);
   for (auto it = rows_.begin(); it != rows_.end(); ++it) {

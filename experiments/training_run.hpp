@@ -37,12 +37,15 @@ TableDef<TrainingEvalRow> training_eval_table(const std::string& name, const std
 // One phase of a training unit: `enter` runs when it begins (before its first step, and again
 // on resume for every segment that had begun: it must only configure hooks, gates and the
 // trainer), then `steps` optimizer steps, with evaluations every `eval_every` steps (0: only
-// at its end) and always at its end.
+// at its end) and always at its end. A non-empty `entry_eval` also evaluates right after
+// `enter`, before any step, under that label (e.g. the linearized model before fine-tuning);
+// a resumed unit never repeats it.
 struct Segment {
   std::string label;
   std::int64_t steps = 0;
   std::int64_t eval_every = 0;
   std::function<void()> enter;
+  std::string entry_eval;
 };
 
 // Runs a training unit's segments on its own float32 copy of the model. Evaluations write
@@ -106,7 +109,7 @@ class TrainingRun {
   Windows corpus_windows(const std::string& corpus, const Split& split, std::int64_t context);
 
  private:
-  void save(std::int64_t step, std::int64_t segments_done);
+  void save(std::int64_t step, std::int64_t segments_done, std::int64_t segments_entered);
   std::string checkpoint_dir() const;
   bool leader() const;
   // Mean training loss of the steps after `after` (NaN when none ran).

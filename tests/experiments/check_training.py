@@ -23,8 +23,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from numerics import model_shapes, training_bound  # noqa: E402
 
 TABLES = {
-    "progressive": ("model", "variant", "step", "corpus"),
-    "finetune": ("model", "variant", "step", "corpus"),
+    "progressive": ("model", "variant", "step", "corpus", "phase"),
+    "finetune": ("model", "variant", "step", "corpus", "phase"),
     "training_loss": ("model", "experiment", "variant", "step"),
     "soft_gates": ("model", "variant", "step", "layer", "corpus"),
 }
@@ -60,6 +60,16 @@ def check_alone(store, binary, src):
     variants = {(k[0], k[1]) for k in ft}
     for model, variant in variants:
         assert (model, "control") in variants, f"{model}/{variant}: no control"
+        # The paper's "0 (post-lin)": the linearized model before any step, beside the untouched one.
+        post = [k for k in ft if k[:2] == (model, variant) and k[4] == "post_lin"]
+        if variant == "control":
+            assert not post, f"{model}/control: a post_lin row"
+            continue
+        assert post and all(k[2] == 0 for k in post), f"{model}/{variant}: no post_lin row at step 0"
+        for k in post:
+            start = ft[k[:4] + ("start",)]
+            assert ft[k]["n_linear"] > 0 and start["n_linear"] == 0, f"{k}: post_lin is not the linearized model"
+            assert ft[k]["ppl_base"] == start["ppl_base"], f"{k}: a different base"
     gates = rows(store, "soft_gates")
     if any(v == "two_phase" for _, v in variants):
         assert gates, "two_phase ran but soft_gates is empty"
@@ -73,8 +83,9 @@ def check_alone(store, binary, src):
                 continue
             directory = f"{store}/models/{model}.{variant}"
             assert os.path.isfile(f"{directory}/model.safetensors"), f"{directory}: no export"
-            last = max(k[2] for k in ft if k[:2] == (model, variant))
-            want = float(ft[(model, variant, last, "stream-a")]["ppl"])
+            mine = [k for k in ft if k[:2] == (model, variant) and k[3] == "stream-a"]
+            last = max(mine, key=lambda k: (k[2], k[4] not in ("start", "post_lin")))
+            want = float(ft[last]["ppl"])
             out = subprocess.run([binary, "eval", "--model", directory, "--corpus", f"{src}/tests/data/models/tiny-gpt2.tokens.npy",
                                   "--format", "npy", "--start", "2560", "--tokens", "1024", "--context", "32", "--json"],
                                  check=True, capture_output=True, text=True).stdout
