@@ -91,7 +91,8 @@ TEST_CASE("split none and model: plain jobs, never arrays", "[slurm]") {
 
 TEST_CASE("bad_: split modes other than none, model and units:K are refused naming --split", "[slurm]") {
   for (const char* bad : {"bogus", "units:", "units:0", "units:-2", "units:2x", "units:abc"})
-    CHECK_THROWS_WITH(split_units(chains(1, 1), bad), Catch::StartsWith("--split: '" + std::string(bad) + "'"));
+    CHECK_THROWS_WITH(split_units(chains(1, 1), bad),
+                      Catch::Matchers::StartsWith("--split: '" + std::string(bad) + "'"));
 }
 
 TEST_CASE("job records keep array tasks; scheduled_jobs names each task <id>_<task>", "[slurm]") {
