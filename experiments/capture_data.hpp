@@ -33,16 +33,23 @@ CapturedRows read_captured(const StoreLayout& store, const UnitResult& capture, 
                            std::int64_t layer);
 
 // A layer's gate-split rows with their labels (δ ≤ threshold, docs/methods.md) and a seeded
-// hold-out of them: what gate, token_context and clusters train and score on.
+// hold-out of them, drawn by window (holdout_by "window": every row of a window on one side)
+// or by row ("row"): what gate, token_context and clusters train and score on.
 struct LabelledRows {
   CapturedRows rows;
   double threshold = 0;              // gate_label_threshold of the gate split's δ
   std::vector<std::uint8_t> labels;  // per row
-  HoldoutSplit split;                // holdout_split(rows, holdout, seed)
+  HoldoutSplit split;                // holdout_split(_by_window)(rows, holdout, seed)
 };
-// read_captured(…, "gate", layer) with its labels and hold-out; throws like read_captured.
-LabelledRows read_labelled(const StoreLayout& store, const UnitResult& capture, std::int64_t layer, double holdout,
-                           std::uint64_t seed);
+struct HoldoutDraw {
+  double fraction = 0.3;
+  std::uint64_t seed = 0;
+  std::string by = "window";  // or "row"
+};
+// read_captured(…, "gate", layer) with its labels and hold-out; throws like read_captured, and
+// InputError for a `by` other than window or row.
+LabelledRows read_labelled(const StoreLayout& store, const UnitResult& capture, std::int64_t layer,
+                           const HoldoutDraw& draw);
 
 // Rows `index` (ascending or not) of x as a float64 tensor, and of a vector.
 at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index);

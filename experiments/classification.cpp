@@ -68,6 +68,21 @@ double pearson_r(const std::vector<double>& x, const std::vector<double>& y) {
   return sxy / std::sqrt(sxx * syy);
 }
 
+HoldoutSplit holdout_split_by_window(const std::vector<std::int64_t>& window, double fraction, std::uint64_t seed) {
+  std::vector<std::int64_t> windows(window);
+  std::sort(windows.begin(), windows.end());
+  windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
+  const HoldoutSplit drawn = holdout_split(static_cast<std::int64_t>(windows.size()), fraction, seed);
+  std::vector<bool> held(windows.size(), false);
+  for (auto w : drawn.holdout) held[static_cast<std::size_t>(w)] = true;
+  HoldoutSplit s;
+  for (std::size_t r = 0; r < window.size(); ++r) {
+    const auto at = std::lower_bound(windows.begin(), windows.end(), window[r]) - windows.begin();
+    (held[static_cast<std::size_t>(at)] ? s.holdout : s.train).push_back(static_cast<std::int64_t>(r));
+  }
+  return s;
+}
+
 HoldoutSplit holdout_split(std::int64_t n, double fraction, std::uint64_t seed) {
   std::vector<std::int64_t> idx(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
   std::iota(idx.begin(), idx.end(), 0);

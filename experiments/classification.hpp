@@ -28,4 +28,9 @@ struct HoldoutSplit {
 };
 HoldoutSplit holdout_split(std::int64_t n, double fraction, std::uint64_t seed);
 
+// The same draw over windows: the distinct values of `window` (one per row) are shuffled as
+// above and round(W·fraction) of them held out, with all their rows, so that neighbouring
+// positions of one window never fall on both sides. Both lists are ascending row indices.
+HoldoutSplit holdout_split_by_window(const std::vector<std::int64_t>& window, double fraction, std::uint64_t seed);
+
 }  // namespace linsweep

@@ -29,6 +29,7 @@ struct ClustersParams {
   std::int64_t n_init = 10;
   std::int64_t seed = 0;
   double holdout = 0.3;
+  std::string holdout_by = "window";
 };
 
 const ParamSchema<ClustersParams>& clusters_schema() {
@@ -39,16 +40,19 @@ const ParamSchema<ClustersParams>& clusters_schema() {
           .add("k", &ClustersParams::k, at_least(1), "clusters")
           .add("n_init", &ClustersParams::n_init, at_least(1), "seeded k-means++ restarts; the lowest inertia wins")
           .add("seed", &ClustersParams::seed, at_least(0), "seed of the hold-out and of k-means (plus the layer)")
-          .add("holdout", &ClustersParams::holdout, fraction(), "share of the gate split held out for the cluster AUC");
+          .add("holdout", &ClustersParams::holdout, fraction(), "share of the gate split held out for the cluster AUC")
+          .add("holdout_by", &ClustersParams::holdout_by, one_of({"window", "row"}),
+               "hold-out drawn by window (all of a window's rows on one side) or by row (the paper's)");
   return s;
 }
 
 struct ClustersUnitParams {
   std::int64_t pca = 0, k = 0, n_init = 0, seed = 0;
   double holdout = 0;
+  std::string holdout_by;
   std::int64_t layer = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClustersUnitParams, pca, k, n_init, seed, holdout, layer)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClustersUnitParams, pca, k, n_init, seed, holdout, holdout_by, layer)
 
 struct ClustersRow {
   std::string model;
@@ -82,18 +86,19 @@ void clusters_needs(const ClustersParams& p, const Sweep& sweep, PlanNeeds& n) {
 }
 
 void expand_clusters(const ClustersParams& p, PlanBuilder& b) {
-  for_each_capture(b, p.layers,
-                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
-                       const std::vector<std::int64_t>& layers) {
-                     for (std::int64_t layer : layers)
-                       b.add(Unit{.kind = "clusters",
-                                  .model = m.name,
-                                  .corpus = corpus,
-                                  .params = ClustersUnitParams{p.pca, p.k, p.n_init, p.seed, p.holdout, layer},
-                                  .inputs = b.inputs(m.name, corpus),
-                                  .deps = {capture}},
-                             "/layer" + std::to_string(layer));
-                   });
+  for_each_capture(
+      b, p.layers,
+      [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+          const std::vector<std::int64_t>& layers) {
+        for (std::int64_t layer : layers)
+          b.add(Unit{.kind = "clusters",
+                     .model = m.name,
+                     .corpus = corpus,
+                     .params = ClustersUnitParams{p.pca, p.k, p.n_init, p.seed, p.holdout, p.holdout_by, layer},
+                     .inputs = b.inputs(m.name, corpus),
+                     .deps = {capture}},
+                "/layer" + std::to_string(layer));
+      });
 }
 
 const ExperimentRegistrar kClusters{make_experiment<ClustersParams>(
@@ -105,7 +110,7 @@ UnitResult run_clusters(const ExperimentInput& in) {
   const auto p = in.params.get<ClustersUnitParams>();
   const std::int64_t layer = p.layer;
   const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
-  const LabelledRows labelled = read_labelled(in.store, capture, layer, p.holdout, seed);
+  const LabelledRows labelled = read_labelled(in.store, capture, layer, {p.holdout, seed, p.holdout_by});
   const CapturedRows& rows = labelled.rows;
   const std::vector<std::uint8_t>& labels = labelled.labels;
   const HoldoutSplit& hs = labelled.split;

@@ -1,6 +1,7 @@
 // `gate`: per layer, gates trained on the gate split's captured X and δ labels, one variant
-// chosen on the select split by AUC, every variant's hard-routed perplexity on the eval split
-// (docs/methods.md, "Gates"). The eval split never influences training or the choice.
+// chosen on the select split (by its hard-routed Δ%, or by AUC), every variant's hard-routed
+// perplexity on the eval split (docs/methods.md, "Gates"). The eval split never influences
+// training or the choice.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -33,6 +34,8 @@ struct GateParams {
   std::vector<std::string> variants{"linear"};
   std::int64_t seed = 0;
   double holdout = 0.3;
+  std::string holdout_by = "window";
+  std::string select_by = "delta";
   std::int64_t bootstrap = 1000;
   std::int64_t mlp_epochs = 300;
 };
@@ -55,6 +58,10 @@ const ParamSchema<GateParams>& gate_schema() {
         .add("variants", &GateParams::variants, variants, "gates to train per layer: linear, pca:K, mlp:H")
         .add("seed", &GateParams::seed, at_least(0), "seed of the hold-out and of gate training (plus the layer)")
         .add("holdout", &GateParams::holdout, fraction(), "share of the gate split held out for the AUC")
+        .add("holdout_by", &GateParams::holdout_by, one_of({"window", "row"}),
+             "hold-out drawn by window (all of a window's rows on one side) or by row (the paper's)")
+        .add("select_by", &GateParams::select_by, one_of({"delta", "auc"}),
+             "choose the variant by its routed Δ% on the select split, or by its AUC there")
         .add("bootstrap", &GateParams::bootstrap, at_least(1), "bootstrap resamples of windows for the 95% interval")
         .add("mlp_epochs", &GateParams::mlp_epochs, at_least(1), "full-batch Adam steps of an mlp:H gate");
   }();
@@ -65,16 +72,19 @@ struct GateUnitParams {
   std::vector<std::string> variants;
   std::int64_t seed = 0;
   double holdout = 0;
+  std::string holdout_by;
+  std::string select_by;
   std::int64_t bootstrap = 0;
   std::int64_t mlp_epochs = 0;
   Split split;  // eval
+  Split select_split;
   std::int64_t context = 0;
   double lambda = 0;
   std::string format;
   std::int64_t layer = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GateUnitParams, variants, seed, holdout, bootstrap, mlp_epochs, split, context,
-                                   lambda, format, layer)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GateUnitParams, variants, seed, holdout, holdout_by, select_by, bootstrap,
+                                   mlp_epochs, split, select_split, context, lambda, format, layer)
 
 struct GateRow {
   std::string model;
@@ -84,6 +94,8 @@ struct GateRow {
   double auc = 0, pct_linear = 0, ppl = 0, delta_pct = 0, ci_low = 0, ci_high = 0;
   std::int64_t selected = 0;
   double select_auc = 0, eval_auc = 0, threshold = 0, ppl_base = 0;
+  double select_delta_pct = 0;
+  std::int64_t auc_pick = 0;
 };
 
 const TableDef<GateRow>& gates_table() {
@@ -104,7 +116,9 @@ const TableDef<GateRow>& gates_table() {
           .added("select_auc", &GateRow::select_auc, "AUC on the select split")
           .added("eval_auc", &GateRow::eval_auc, "AUC on the eval split (reported, never used to choose)")
           .added("threshold", &GateRow::threshold, "the δ threshold of the labels")
-          .added("ppl_base", &GateRow::ppl_base, "perplexity of the untouched model");
+          .added("ppl_base", &GateRow::ppl_base, "perplexity of the untouched model")
+          .added("select_delta_pct", &GateRow::select_delta_pct, "hard-routed Δ% on the select split")
+          .added("auc_pick", &GateRow::auc_pick, "1 for the variant with the best select-split AUC");
   return t;
 }
 const TableRegistrar kGatesTable{gates_table().schema()};
@@ -121,9 +135,12 @@ std::string provide_gate(PlanBuilder& b, const ModelSpec& m, const std::string& 
   GateUnitParams p{g.variants,
                    g.seed,
                    g.holdout,
+                   g.holdout_by,
+                   g.select_by,
                    g.bootstrap,
                    g.mlp_epochs,
                    b.split("eval").get<Split>(),
+                   b.split("select").get<Split>(),
                    b.sweep().context,
                    first_lambda(b.sweep()),
                    b.sweep().corpus(corpus)->format,
@@ -152,6 +169,68 @@ at::Tensor label_tensor(const std::vector<std::uint8_t>& y) {
   return at::tensor(std::vector<double>(y.begin(), y.end()), at::kDouble);
 }
 
+// Per-window NLL sums of the untouched model and of every gate's hard routing at `layer`, on
+// the windows `w` (sharded over the worker group, then summed), and the positions 0..T−2 each
+// gate routed linear. One base pass caches the stream entering the layer; each gate recomputes
+// layers ℓ..L−1 with its routing.
+struct RoutedScores {
+  std::vector<double> nll;     // [base | gate 0 | ...] × windows
+  std::vector<double> routed;  // per gate
+  double tokens = 0;           // scored positions
+  std::vector<double> block_of(std::size_t k) const { return block(nll, k, nll.size() / (routed.size() + 1)); }
+};
+
+RoutedScores routed_scores(const ExperimentInput& in, const Windows& w, std::int64_t layer, const AffineMap& map,
+                           const std::vector<Gate>& gates, std::int64_t context) {
+  LanguageModel& model = *in.model;
+  check_windows(model, w);
+  const std::size_t V = gates.size(), count = static_cast<std::size_t>(w.count);
+  RoutedScores out{std::vector<double>((V + 1) * count, 0.0), std::vector<double>(V, 0.0),
+                   static_cast<double>(w.count * (context - 1))};
+  const Windows mine = my_shard(in, w);
+  const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
+  const at::Device device = model.parameters().front().device();
+  HookReset reset(model);
+  c10::InferenceMode guard;
+  for (std::int64_t b = 0; b < mine.count; b += in.batch) {
+    const std::int64_t n = std::min(in.batch, mine.count - b);
+    const at::Tensor ids = window_ids(mine, b, n, device);
+    at::Tensor h = model.embed(ids), entering;
+    for (std::int64_t l = 0; l < model.num_layers(); ++l) {
+      if (l == layer) entering = h;
+      h = model.run_layer(l, h);
+    }
+    const std::size_t at_window = first + static_cast<std::size_t>(b);
+    score_hidden(model, model.final_norm(h), ids, &out.nll[at_window], nullptr);
+    for (std::size_t v = 0; v < V; ++v) {
+      model.hook(layer).use_routed(map, [&, v](const at::Tensor& x) {
+        at::Tensor mask = gates[v].route(x);  // [n, T]
+        out.routed[v] += static_cast<double>(mask.slice(1, 0, context - 1).sum().item<std::int64_t>());
+        return mask;
+      });
+      score_hidden(model, model.hidden_from(layer, entering), ids, &out.nll[(1 + v) * count + at_window], nullptr);
+      model.hook(layer).use_mlp();
+    }
+  }
+  if (in.group != nullptr) {
+    in.group->allreduce_sum(out.nll);
+    in.group->allreduce_sum(out.routed);
+  }
+  return out;
+}
+
+// The variant with the best finite value (first on ties); 0 when none is finite.
+std::size_t best_of(const std::vector<double>& value, bool higher_is_better) {
+  std::size_t best = 0;
+  for (std::size_t v = 1; v < value.size(); ++v) {
+    if (!std::isfinite(value[v])) continue;
+    const bool better =
+        !std::isfinite(value[best]) || (higher_is_better ? value[v] > value[best] : value[v] < value[best]);
+    if (better) best = v;
+  }
+  return best;
+}
+
 UnitResult run_gate(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
   const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
@@ -166,7 +245,7 @@ UnitResult run_gate(const ExperimentInput& in) {
   training.mlp_epochs = p.mlp_epochs;
 
   // Labels: δ ≤ threshold, the threshold taken on the gate split and applied to every split.
-  const LabelledRows labelled = read_labelled(in.store, capture, layer, p.holdout, seed);
+  const LabelledRows labelled = read_labelled(in.store, capture, layer, {p.holdout, seed, p.holdout_by});
   const CapturedRows& gate_rows = labelled.rows;
   const double threshold = labelled.threshold;
   const std::vector<std::uint8_t>& labels = labelled.labels;
@@ -186,64 +265,35 @@ UnitResult run_gate(const ExperimentInput& in) {
                          ExitCode::kBadInput);
   std::vector<Gate> gates;
   std::vector<double> auc, select_auc, eval_auc;
-  std::size_t chosen = 0;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     gates.push_back(Gate::train(variants[v], x_train, y_train, training));
     auc.push_back(roc_auc(to_vector(gates[v].logits(x_hold)), y_hold));
     select_auc.push_back(roc_auc(to_vector(gates[v].logits(select_rows.x)), y_select));
     eval_auc.push_back(roc_auc(to_vector(gates[v].logits(eval_rows.x)), y_eval));  // reported only
-    if (v > 0 && std::isfinite(select_auc[v]) && !(select_auc[v] <= select_auc[chosen])) chosen = v;
   }
 
-  // Hard-routed evaluation of every variant on the eval split: one base pass caches the
-  // stream entering the layer; each variant recomputes layers ℓ..L−1 with its routing.
+  // Every variant hard-routed on the select split (to choose) and on the eval split (to report).
   const AffineMap cpu_map = surrogate_map(fit, in.model_name, in.corpus_name, layer, p.lambda, in.unit_id);
   const at::Device device = model.parameters().front().device();
   const AffineMap map{cpu_map.weight.to(device), cpu_map.bias.to(device)};  // uploaded once
-  const Windows w = unit_windows(in, p.split, context);
-  check_windows(model, w);
-  const std::size_t V = variants.size(), count = static_cast<std::size_t>(w.count);
-  std::vector<double> nll((V + 1) * count, 0.0);  // [base | variant 0 | ...] × windows
-  std::vector<double> routed(V, 0.0);             // positions 0..T−2 routed linear
-  const Windows mine = my_shard(in, w);
-  const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
-  {
-    HookReset reset(model);
-    c10::InferenceMode guard;
-    for (std::int64_t b = 0; b < mine.count; b += in.batch) {
-      const std::int64_t n = std::min(in.batch, mine.count - b);
-      const at::Tensor ids = window_ids(mine, b, n, device);
-      at::Tensor h = model.embed(ids), entering;
-      for (std::int64_t l = 0; l < model.num_layers(); ++l) {
-        if (l == layer) entering = h;
-        h = model.run_layer(l, h);
-      }
-      const std::size_t at_window = first + static_cast<std::size_t>(b);
-      score_hidden(model, model.final_norm(h), ids, &nll[at_window], nullptr);
-      for (std::size_t v = 0; v < V; ++v) {
-        model.hook(layer).use_routed(map, [&, v](const at::Tensor& x) {
-          at::Tensor mask = gates[v].route(x);  // [n, T]
-          routed[v] += static_cast<double>(mask.slice(1, 0, context - 1).sum().item<std::int64_t>());
-          return mask;
-        });
-        score_hidden(model, model.hidden_from(layer, entering), ids, &nll[(1 + v) * count + at_window], nullptr);
-        model.hook(layer).use_mlp();
-      }
-    }
-  }
-  if (in.group != nullptr) {
-    in.group->allreduce_sum(nll);
-    in.group->allreduce_sum(routed);
-  }
+  const std::size_t V = variants.size();
+  const RoutedScores select = routed_scores(in, unit_windows(in, p.select_split, context), layer, map, gates, context);
+  const RoutedScores eval = routed_scores(in, unit_windows(in, p.split, context), layer, map, gates, context);
+  std::vector<double> select_delta;
+  const double select_base = perplexity(select.block_of(0), select.tokens);
+  for (std::size_t v = 0; v < V; ++v)
+    select_delta.push_back(100.0 * (perplexity(select.block_of(1 + v), select.tokens) / select_base - 1.0));
+  const std::size_t auc_pick = best_of(select_auc, true);
+  const std::size_t chosen = p.select_by == "auc" ? auc_pick : best_of(select_delta, false);
 
-  const double tokens = static_cast<double>(w.count * (context - 1));
-  const std::vector<double> base = block(nll, 0, count);
+  const double tokens = eval.tokens;
+  const std::vector<double> base = eval.block_of(0);
   const double ppl_base = perplexity(base, tokens);
   UnitResult out = unit_result(in);
   std::vector<GateRow> rows;
   const std::string key = gate_key(in.model_name, in.corpus_name, layer);
   for (std::size_t v = 0; v < V; ++v) {
-    const std::vector<double> lin = block(nll, 1 + v, count);
+    const std::vector<double> lin = eval.block_of(1 + v);
     const double ppl = perplexity(lin, tokens);
     const auto [lo, hi] = bootstrap_delta_interval(base, lin, context - 1, p.bootstrap, seed);
     rows.push_back({.model = in.model_name,
@@ -252,7 +302,7 @@ UnitResult run_gate(const ExperimentInput& in) {
                     .gate = variants[v].name(),
                     .params = gates[v].parameter_count(),
                     .auc = auc[v],
-                    .pct_linear = 100.0 * routed[v] / tokens,
+                    .pct_linear = 100.0 * eval.routed[v] / tokens,
                     .ppl = ppl,
                     .delta_pct = 100.0 * (ppl / ppl_base - 1.0),
                     .ci_low = lo,
@@ -261,7 +311,9 @@ UnitResult run_gate(const ExperimentInput& in) {
                     .select_auc = select_auc[v],
                     .eval_auc = eval_auc[v],
                     .threshold = threshold,
-                    .ppl_base = ppl_base});
+                    .ppl_base = ppl_base,
+                    .select_delta_pct = select_delta[v],
+                    .auc_pick = static_cast<std::int64_t>(v == auc_pick)});
     gates[v].save(out, key + "/" + variants[v].name());
   }
   gates[chosen].save(out, key + "/chosen");

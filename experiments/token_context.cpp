@@ -30,6 +30,7 @@ struct TokenContextParams {
   nlohmann::json layers = "all";
   std::int64_t seed = 0;
   double holdout = 0.3;
+  std::string holdout_by = "window";
 };
 
 const ParamSchema<TokenContextParams>& token_context_schema() {
@@ -37,16 +38,19 @@ const ParamSchema<TokenContextParams>& token_context_schema() {
       ParamSchema<TokenContextParams>()
           .layers("layers", &TokenContextParams::layers, "layers to test (`all`: the sweep's)")
           .add("seed", &TokenContextParams::seed, at_least(0), "seed of the hold-out and the gates (plus the layer)")
-          .add("holdout", &TokenContextParams::holdout, fraction(), "share of the gate split held out for the AUC");
+          .add("holdout", &TokenContextParams::holdout, fraction(), "share of the gate split held out for the AUC")
+          .add("holdout_by", &TokenContextParams::holdout_by, one_of({"window", "row"}),
+               "hold-out drawn by window (all of a window's rows on one side) or by row (the paper's)");
   return s;
 }
 
 struct TokenContextUnitParams {
   std::int64_t seed = 0;
   double holdout = 0;
+  std::string holdout_by;
   std::int64_t layer = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenContextUnitParams, seed, holdout, layer)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenContextUnitParams, seed, holdout, holdout_by, layer)
 
 struct TokenContextRow {
   std::string model;
@@ -86,7 +90,7 @@ void expand_token_context(const TokenContextParams& p, PlanBuilder& b) {
                        b.add(Unit{.kind = "token_context",
                                   .model = m.name,
                                   .corpus = corpus,
-                                  .params = TokenContextUnitParams{p.seed, p.holdout, layer},
+                                  .params = TokenContextUnitParams{p.seed, p.holdout, p.holdout_by, layer},
                                   .inputs = b.inputs(m.name, corpus),
                                   .deps = {capture}},
                              "/layer" + std::to_string(layer));
@@ -120,7 +124,7 @@ UnitResult run_token_context(const ExperimentInput& in) {
   const auto p = in.params.get<TokenContextUnitParams>();
   const std::int64_t layer = p.layer;
   const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
-  const LabelledRows labelled = read_labelled(in.store, capture, layer, p.holdout, seed);
+  const LabelledRows labelled = read_labelled(in.store, capture, layer, {p.holdout, seed, p.holdout_by});
   const CapturedRows& rows = labelled.rows;
   const std::vector<std::uint8_t>& labels = labelled.labels;
   const HoldoutSplit& hs = labelled.split;

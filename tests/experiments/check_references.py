@@ -9,6 +9,10 @@ Usage: check_references.py STORE
                    The default solver (lbfgs) is reported, not asserted: scipy's L-BFGS-B stops on
                    its ftol (2.2e-9 relative change of the objective) long before tol=1e-10, so
                    its gradient stays ~1e-3; the gradient at our solution is checked instead.
+  gate choice:     the selected variant has the lowest select-split Δ% (select_by delta) or the
+                   highest select-split AUC (auc); auc_pick marks the AUC's choice
+  hold-outs:       by window (the default): no window has rows on both sides, round(W·holdout)
+                   windows held out
   clusters:        PCA (svd_solver="full") explained variance ratio within 1e-6; k-means inertia no worse than
                    KMeans with the same n_init (relative 1e-9 slack)
   nofly:           Pearson r equals numpy.corrcoef within 1e-12 (scipy.stats.pearsonr too);
@@ -77,6 +81,46 @@ def captured(capture_id, split, layer):
     return np.concatenate(x), np.concatenate(delta), np.concatenate(tok)
 
 
+def windows_of(capture_id, split, layer):
+    """The window index of every captured row, in captured()'s order."""
+    with Unit(f"{store}/units/{capture_id}.h5") as u:
+        n = int(u["arrays/capture/parts"][0])
+    out = []
+    for p in range(n):
+        with h5py.File(f"{store}/activations/{capture_id}/{split}/layer{layer}.part{p}.h5", "r") as f:
+            out.append(f["window"][:])
+    return np.concatenate(out)
+
+
+def check_holdout(prov, hold, n):
+    """A hold-out by window (the default) holds all of a window's rows or none, and
+    round(W·holdout) windows; the drawn rows are checked by the reference fits either way."""
+    p = prov["params"]
+    if p["holdout_by"] != "window":
+        return
+    window = windows_of(prov["deps"][0], "gate", p["layer"])
+    assert len(window) == n, (len(window), n)
+    held = set(window[hold].tolist())
+    trained = set(window[train_rows(n, hold)].tolist())
+    assert not held & trained, f"windows on both sides of the hold-out: {sorted(held & trained)[:5]}"
+    record("hold-out windows vs round(W·holdout) (abs)", abs(len(held) - int(np.floor(len(held | trained) * p["holdout"] + 0.5))), 0)
+
+
+def check_choice(select_by, rows):
+    """One variant is selected: the lowest select-split Δ% (select_by delta) or the highest
+    select-split AUC (auc), the first on ties; auc_pick marks the AUC's choice either way."""
+    def first_best(values, higher):
+        finite = [i for i, v in enumerate(values) if np.isfinite(v)]
+        if not finite:
+            return 0
+        best = max(values[i] for i in finite) if higher else min(values[i] for i in finite)
+        return next(i for i in finite if values[i] == best)
+    auc_pick = first_best(list(rows["select_auc"]), True)
+    chosen = auc_pick if select_by == "auc" else first_best(list(rows["select_delta_pct"]), False)
+    assert list(rows["selected"]) == [int(i == chosen) for i in range(len(rows))], (select_by, rows)
+    assert list(rows["auc_pick"]) == [int(i == auc_pick) for i in range(len(rows))], rows
+
+
 def labels_of(delta, threshold=None):
     if threshold is None:
         q = 25 if np.mean(delta < 0) < 0.05 else 50
@@ -99,6 +143,8 @@ def check_gates():
         y, threshold = labels_of(delta)
         record("gate threshold (abs)", abs(threshold - f[f"{key}/threshold"][0]), 1e-12)
         hold = f[f"{key}/holdout"][:].astype(np.int64)
+        check_holdout(prov, hold, len(y))
+        check_choice(prov["params"]["select_by"], rows)
         train = train_rows(len(y), hold)
         scaler = StandardScaler().fit(x[train])
         record("scaler mean (abs)", np.max(np.abs(scaler.mean_ - f[f"{key}/linear/scaler/mean"][:])), 1e-9)
@@ -137,7 +183,9 @@ def check_clusters():
         p = prov["params"]
         layer = p["layer"]
         x, _, _ = captured(prov["deps"][0], "gate", layer)
-        train = train_rows(len(x), f[f"{key}/holdout"][:].astype(np.int64))
+        hold = f[f"{key}/holdout"][:].astype(np.int64)
+        check_holdout(prov, hold, len(x))
+        train = train_rows(len(x), hold)
         k = min(p["pca"], len(train), x.shape[1])
         pca = PCA(n_components=k, svd_solver="full").fit(x[train])  # "auto" may pick the randomized solver
         record("PCA explained variance ratio (abs)", np.max(np.abs(pca.explained_variance_ratio_ - f[f"{key}/explained_ratio"][:])), 1e-6)

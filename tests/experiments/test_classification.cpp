@@ -1,4 +1,5 @@
 // Labels, AUC, Pearson r and the hold-out split against hand-computed values.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -61,4 +62,26 @@ TEST_CASE("good_: the hold-out split is seeded, disjoint, complete and of the re
   all.insert(a.holdout.begin(), a.holdout.end());
   CHECK(all.size() == 1000);
   CHECK(*all.rbegin() == 999);
+}
+
+TEST_CASE("good_: a hold-out by window keeps every window's rows on one side") {
+  std::vector<std::int64_t> window;  // 40 windows of 31 rows, numbered from 5
+  for (std::int64_t w = 0; w < 40; ++w)
+    for (int t = 0; t < 31; ++t) window.push_back(5 + w);
+  const HoldoutSplit a = holdout_split_by_window(window, 0.3, 7), b = holdout_split_by_window(window, 0.3, 7);
+  CHECK(a.holdout == b.holdout);
+  CHECK(a.holdout.size() == 12 * 31);  // round(40 · 0.3) windows
+  CHECK(a.train.size() + a.holdout.size() == window.size());
+  std::set<std::int64_t> held, trained;
+  for (auto r : a.holdout) held.insert(window[static_cast<std::size_t>(r)]);
+  for (auto r : a.train) trained.insert(window[static_cast<std::size_t>(r)]);
+  CHECK(held.size() == 12);
+  for (auto w : held) CHECK(trained.count(w) == 0);
+  CHECK(std::is_sorted(a.holdout.begin(), a.holdout.end()));
+  CHECK(std::is_sorted(a.train.begin(), a.train.end()));
+  // The windows held out are those holdout_split draws over the 40 window numbers.
+  const HoldoutSplit w = holdout_split(40, 0.3, 7);
+  std::set<std::int64_t> expected;
+  for (auto i : w.holdout) expected.insert(5 + i);
+  CHECK(held == expected);
 }
