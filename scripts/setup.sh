@@ -24,6 +24,7 @@ if [[ $demo_only -eq 0 ]]; then
   packages+=(
     python3-torch python3-numpy python3-h5py   # independent references for tests and bench/
     python3-pandas python3-pip                 # python/linsweep_store (the store reader), its tests, pip install
+    python3-setuptools                         # its build backend (Debian 13's pip no longer pulls it in)
     python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
     slurm-wlm munge                            # Slurm integration test: a single-node cluster on this host
     e2fsprogs                                  # chattr (fault injection); in Debian 13's minimal system no more

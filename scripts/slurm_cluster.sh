@@ -13,7 +13,8 @@
 # host's /etc/munge/munge.key, created when missing), writes STATE_DIR/slurm.conf and starts
 # slurmctld and the nodes' slurmd on it, then waits until every node is idle. munged's directory
 # and slurmd's spool (they hold unix sockets, whose paths are limited to 107 bytes) move to
-# /tmp/linsweep-slurm-<checksum of STATE_DIR> when STATE_DIR is longer than 60 characters.
+# /tmp/linsweep-slurm-<checksum of STATE_DIR> when STATE_DIR is longer than 60 characters or
+# lies below a directory that the munge user cannot enter.
 # Nothing is written to /etc/slurm: every Slurm command finds the config through SLURM_CONF,
 # which the caller must export (start prints the line):
 #
@@ -141,9 +142,20 @@ CONF="$STATE_DIR/slurm.conf"
 export SLURM_CONF="$CONF"
 NODE_LIST="$STATE_DIR/nodes.list"   # one node name per line, written by start
 # Unix sockets (munged's, and slurmstepd's in the spool directory) take paths of at most 107
-# bytes: under a deep STATE_DIR they go to a directory in /tmp named after it (stop removes it).
+# bytes, and munged runs as the munge user, which must reach its directory: under a deep
+# STATE_DIR, or one below a directory others cannot enter (a home of mode 0700, Debian 13's
+# default), they go to a directory in /tmp named after STATE_DIR (stop removes it).
+enterable_by_all() {  # every existing directory on the way to $1 has o+x
+  local d="$1"
+  while [ "$d" != / ]; do
+    [ ! -e "$d" ] || [ -n "$(find "$d" -maxdepth 0 -perm -o+x)" ] || return 1
+    d="$(dirname "$d")"
+  done
+}
 SOCKET_DIR="$STATE_DIR"
-[ ${#STATE_DIR} -le 60 ] || SOCKET_DIR="/tmp/linsweep-slurm-$(printf %s "$STATE_DIR" | cksum | cut -d' ' -f1)"
+if [ ${#STATE_DIR} -gt 60 ] || ! enterable_by_all "$STATE_DIR"; then
+  SOCKET_DIR="/tmp/linsweep-slurm-$(printf %s "$STATE_DIR" | cksum | cut -d' ' -f1)"
+fi
 MUNGE_DIR="$SOCKET_DIR/munge"
 MUNGE_SOCKET="$MUNGE_DIR/munge.socket"
 PARTITION=debug

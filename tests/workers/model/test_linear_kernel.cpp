@@ -3,9 +3,30 @@
 #include <c10/core/InferenceMode.h>
 
 #include "support/catch.hpp"
+#include "support/numerics.hpp"
 #include "workers/model/linear_kernel.hpp"
 
 using namespace linsweep;
+
+namespace {
+
+// Two float32 products of inner dimension K that block and round differently (oneDNN against
+// at::linear's own kernel, which differ by CPU and LibTorch version) each lie within
+// γ_K ≈ K·u32 of the exact value relative to Σ|a||b| (Higham's deterministic bound), so they
+// differ by at most 2·K·u32·(|A|·|B|) per element. `magnitude` is |A|·|B| (plus |bias|), `k`
+// the number of roundings per element (K, plus one for a bias).
+bool agree(const at::Tensor& got, const at::Tensor& want, const at::Tensor& magnitude, std::int64_t k) {
+  const at::Tensor bound = magnitude * (2.0 * static_cast<double>(k) * test::kU32);
+  return (got - want).abs().le(bound).all().item<bool>();
+}
+
+// |x|·|w|ᵀ + |b| for y = x·wᵀ + b.
+at::Tensor linear_magnitude(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  at::Tensor m = at::matmul(x.abs(), w.abs().t());
+  return b.defined() ? m + b.abs() : m;
+}
+
+}  // namespace
 
 TEST_CASE("LinearKernel matches at::linear, with and without bias, and after weight updates") {
   at::manual_seed(3);
@@ -13,15 +34,16 @@ TEST_CASE("LinearKernel matches at::linear, with and without bias, and after wei
   LinearKernel k, k_nobias;
   {
     c10::InferenceMode guard;
-    CHECK(at::allclose(k(x, w, b), at::linear(x, w, b), 1e-5, 1e-5));
+    CHECK(agree(k(x, w, b), at::linear(x, w, b), linear_magnitude(x, w, b), 33));
     CHECK(k(x, w, b).sizes() == at::IntArrayRef({2, 5, 48}));
-    CHECK(at::allclose(k_nobias(x, w, {}), at::linear(x, w), 1e-5, 1e-5));
+    CHECK(agree(k_nobias(x, w, {}), at::linear(x, w), linear_magnitude(x, w, {}), 32));
   }
   w.add_(1.0);  // a training step, outside inference mode: bumps the version counter
   b.mul_(2.0);
   {
     c10::InferenceMode guard;
-    CHECK(at::allclose(k(x, w, b), at::linear(x, w, b), 1e-5, 1e-5));
+    CHECK(agree(k(x, w, b), at::linear(x, w, b), linear_magnitude(x, w, b), 33));
+    CHECK_FALSE(agree(k(x, w, b), at::linear(x, w, b * 0.5), linear_magnitude(x, w, b), 33));  // the bound bites
   }
   // Outside inference mode the kernel is differentiable (oneDNN's GEMMs in float32).
   at::Tensor wg = w.clone().requires_grad_(true);
@@ -47,10 +69,18 @@ TEST_CASE("LinearKernel's training path gives at::linear's values and gradients"
       };
       const auto got = run(true), want = run(false);
       CHECK(got[0].sizes() == want[0].sizes());
+      // y = x·w + b (K = 32, + bias); dx = gy·wᵀ (K = 48); dw = xᵀ·gy and db = Σ gy over the
+      // 21 rows (K = 21).
+      const at::Tensor x2 = x0.reshape({21, 32}).abs(), g2 = gy.reshape({21, 48}).abs();
+      const std::vector<std::pair<at::Tensor, std::int64_t>> magnitude = {
+          {linear_magnitude(x0, w0.t(), with_bias ? b0 : at::Tensor()), 33},
+          {at::matmul(gy.abs(), w0.abs().t()), 48},
+          {at::matmul(x2.t(), g2), 21},
+          {g2.sum(0), 21}};
       for (std::size_t i = 0; i < got.size(); ++i) {
         INFO("output " << i);
         REQUIRE(got[i].defined());
-        CHECK(at::allclose(got[i], want[i], 1e-5, 1e-4));
+        CHECK(agree(got[i], want[i], magnitude[i].first, magnitude[i].second));
       }
     }
   }
