@@ -128,33 +128,23 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   const std::size_t L = layers.size();
   const auto count = static_cast<std::size_t>(w.count);
   std::vector<double> nll((L + 1) * count, 0.0);
-  const Windows mine = my_shard(in, w);
-  const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
-  {
-    HookReset reset(model);
-    c10::InferenceMode guard;
-    const at::Device device = model.parameters().front().device();
-    for (std::int64_t b = 0; b < mine.count; b += in.batch) {
-      const std::int64_t n = std::min(in.batch, mine.count - b);
-      const at::Tensor ids = window_ids(mine, b, n, device);  // [n, T]
-      std::vector<at::Tensor> entering(L);                    // [n, T, d] each
-      at::Tensor h = model.embed(ids);
-      for (std::int64_t l = 0, k = 0; l < model.num_layers(); ++l) {
-        if (static_cast<std::size_t>(k) < L && layers[static_cast<std::size_t>(k)] == l)
-          entering[static_cast<std::size_t>(k++)] = h;
-        h = model.run_layer(l, h);
-      }
-      const std::size_t at_window = first + static_cast<std::size_t>(b);
-      score_hidden(model, model.final_norm(h), ids, &nll[at_window], nullptr);
-      for (std::size_t k = 0; k < L; ++k) {
-        model.hook(layers[k]).use_affine(maps[k]);
-        // prefix_cache: false recomputes the whole forward (the benchmark's baseline).
-        const at::Tensor hidden = p.prefix_cache ? model.hidden_from(layers[k], entering[k]) : model.hidden_states(ids);
-        score_hidden(model, hidden, ids, &nll[(1 + k) * count + at_window], nullptr);
-        model.hook(layers[k]).use_mlp();
-      }
+  for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {  // ids [n, T]
+    std::vector<at::Tensor> entering(L);                                     // [n, T, d] each
+    at::Tensor h = model.embed(ids);
+    for (std::int64_t l = 0, k = 0; l < model.num_layers(); ++l) {
+      if (static_cast<std::size_t>(k) < L && layers[static_cast<std::size_t>(k)] == l)
+        entering[static_cast<std::size_t>(k++)] = h;
+      h = model.run_layer(l, h);
     }
-  }
+    score_hidden(model, model.final_norm(h), ids, &nll[at_window], nullptr);
+    for (std::size_t k = 0; k < L; ++k) {
+      model.hook(layers[k]).use_affine(maps[k]);
+      // prefix_cache: false recomputes the whole forward (the benchmark's baseline).
+      const at::Tensor hidden = p.prefix_cache ? model.hidden_from(layers[k], entering[k]) : model.hidden_states(ids);
+      score_hidden(model, hidden, ids, &nll[(1 + k) * count + at_window], nullptr);
+      model.hook(layers[k]).use_mlp();
+    }
+  });
   if (in.group != nullptr) in.group->allreduce_sum(nll);  // each window is non-zero on one rank
 
   const double tokens = static_cast<double>(w.count * (context - 1));

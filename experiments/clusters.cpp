@@ -81,29 +81,16 @@ const TableDef<ClustersRow>& clusters_table() {
 }
 const TableRegistrar kClustersTable{clusters_table().schema()};
 
-void clusters_needs(const ClustersParams& p, const Sweep& sweep, PlanNeeds& n) {
-  need_captured_layers(p.layers, sweep, n);
-}
-
 void expand_clusters(const ClustersParams& p, PlanBuilder& b) {
-  for_each_capture(
-      b, p.layers,
-      [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
-          const std::vector<std::int64_t>& layers) {
-        for (std::int64_t layer : layers)
-          b.add(Unit{.kind = "clusters",
-                     .model = m.name,
-                     .corpus = corpus,
-                     .params = ClustersUnitParams{p.pca, p.k, p.n_init, p.seed, p.holdout, p.holdout_by, layer},
-                     .inputs = b.inputs(m.name, corpus),
-                     .deps = {capture}},
-                "/layer" + std::to_string(layer));
-      });
+  add_per_captured_layer(b, p.layers, "clusters", [&](std::int64_t layer) -> nlohmann::json {
+    return ClustersUnitParams{p.pca, p.k, p.n_init, p.seed, p.holdout, p.holdout_by, layer};
+  });
 }
 
 const ExperimentRegistrar kClusters{make_experiment<ClustersParams>(
     "clusters", "whether \"linear is fine\" is a region of activation space", 50, clusters_schema(), expand_clusters,
-    validate_layer_param<ClustersParams, &ClustersParams::layers>("layers"), clusters_needs)};
+    validate_layer_param<ClustersParams, &ClustersParams::layers>("layers"),
+    captured_layer_needs<ClustersParams, &ClustersParams::layers>())};
 
 UnitResult run_clusters(const ExperimentInput& in) {
   const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);

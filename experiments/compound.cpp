@@ -85,11 +85,6 @@ void validate_compound(const CompoundParams& p, const Sweep& sweep, std::vector<
   check_layers_exist(p.layers, "layers", sweep, problems);
 }
 
-// Gates of layers outside the sweep's need those layers captured and fitted.
-void compound_needs(const CompoundParams& p, const Sweep& sweep, PlanNeeds& n) {
-  need_captured_layers(p.layers, sweep, n);
-}
-
 void expand_compound(const CompoundParams& p, PlanBuilder& b) {
   for (const auto& m : b.sweep().models)
     for (const auto& c : b.sweep().corpora) {
@@ -110,9 +105,10 @@ void expand_compound(const CompoundParams& p, PlanBuilder& b) {
     }
 }
 
-const ExperimentRegistrar kCompound{
-    make_experiment<CompoundParams>("compound", "every layer's chosen gate active at once: perplexity and FLOPs saved",
-                                    70, compound_schema(), expand_compound, validate_compound, compound_needs)};
+// Gates of layers outside the sweep's need those layers captured and fitted: its needs.
+const ExperimentRegistrar kCompound{make_experiment<CompoundParams>(
+    "compound", "every layer's chosen gate active at once: perplexity and FLOPs saved", 70, compound_schema(),
+    expand_compound, validate_compound, captured_layer_needs<CompoundParams, &CompoundParams::layers>())};
 
 // "0-2,5": ascending layers as ranges.
 std::string layer_set(const std::vector<std::int64_t>& layers) {
@@ -148,27 +144,17 @@ UnitResult run_compound(const ExperimentInput& in) {
   const auto count = static_cast<std::size_t>(w.count);
   std::vector<double> nll(2 * count, 0.0);         // [base | all gates] × windows
   std::vector<double> routed(layers.size(), 0.0);  // positions 0..T−2 routed linear per layer
-  const Windows mine = my_shard(in, w);
-  const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
-  {
-    HookReset reset(model);
-    c10::InferenceMode guard;
-    const at::Device device = model.parameters().front().device();
-    for (std::int64_t b = 0; b < mine.count; b += in.batch) {
-      const std::int64_t n = std::min(in.batch, mine.count - b);
-      const at::Tensor ids = window_ids(mine, b, n, device);
-      const std::size_t at_window = first + static_cast<std::size_t>(b);
-      for (std::size_t k = 0; k < layers.size(); ++k) model.hook(layers[k]).use_mlp();
-      score_hidden(model, model.hidden_states(ids), ids, &nll[at_window], nullptr);
-      for (std::size_t k = 0; k < layers.size(); ++k)
-        model.hook(layers[k]).use_routed(maps[k], [&, k](const at::Tensor& x) {
-          at::Tensor mask = gates[k].route(x);
-          routed[k] += static_cast<double>(mask.slice(1, 0, context - 1).sum().item<std::int64_t>());
-          return mask;
-        });
-      score_hidden(model, model.hidden_states(ids), ids, &nll[count + at_window], nullptr);
-    }
-  }
+  for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
+    for (std::size_t k = 0; k < layers.size(); ++k) model.hook(layers[k]).use_mlp();
+    score_hidden(model, model.hidden_states(ids), ids, &nll[at_window], nullptr);
+    for (std::size_t k = 0; k < layers.size(); ++k)
+      model.hook(layers[k]).use_routed(maps[k], [&, k](const at::Tensor& x) {
+        at::Tensor mask = gates[k].route(x);
+        routed[k] += static_cast<double>(mask.slice(1, 0, context - 1).sum().item<std::int64_t>());
+        return mask;
+      });
+    score_hidden(model, model.hidden_states(ids), ids, &nll[count + at_window], nullptr);
+  });
   if (in.group != nullptr) {
     in.group->allreduce_sum(nll);
     in.group->allreduce_sum(routed);

@@ -187,20 +187,12 @@ RoutedScores routed_scores(const ExperimentInput& in, const Windows& w, std::int
   const std::size_t V = gates.size(), count = static_cast<std::size_t>(w.count);
   RoutedScores out{std::vector<double>((V + 1) * count, 0.0), std::vector<double>(V, 0.0),
                    static_cast<double>(w.count * (context - 1))};
-  const Windows mine = my_shard(in, w);
-  const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
-  const at::Device device = model.parameters().front().device();
-  HookReset reset(model);
-  c10::InferenceMode guard;
-  for (std::int64_t b = 0; b < mine.count; b += in.batch) {
-    const std::int64_t n = std::min(in.batch, mine.count - b);
-    const at::Tensor ids = window_ids(mine, b, n, device);
+  for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
     at::Tensor h = model.embed(ids), entering;
     for (std::int64_t l = 0; l < model.num_layers(); ++l) {
       if (l == layer) entering = h;
       h = model.run_layer(l, h);
     }
-    const std::size_t at_window = first + static_cast<std::size_t>(b);
     score_hidden(model, model.final_norm(h), ids, &out.nll[at_window], nullptr);
     for (std::size_t v = 0; v < V; ++v) {
       model.hook(layer).use_routed(map, [&, v](const at::Tensor& x) {
@@ -211,7 +203,7 @@ RoutedScores routed_scores(const ExperimentInput& in, const Windows& w, std::int
       score_hidden(model, model.hidden_from(layer, entering), ids, &out.nll[(1 + v) * count + at_window], nullptr);
       model.hook(layer).use_mlp();
     }
-  }
+  });
   if (in.group != nullptr) {
     in.group->allreduce_sum(out.nll);
     in.group->allreduce_sum(out.routed);

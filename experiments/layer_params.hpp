@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ std::function<void(const P&, const Sweep&, std::vector<ParamProblem>&)> validate
 // selects: a capture, and those layers measured.
 void need_captured_layers(const nlohmann::json& layers, const Sweep& sweep, PlanNeeds& n);
 
+// A needs callback for an experiment whose parameter struct's `layers` member selects the
+// captured layers it reads.
+template <typename P, nlohmann::json P::*Member>
+std::function<void(const P&, const Sweep&, PlanNeeds&)> captured_layer_needs() {
+  return [](const P& p, const Sweep& sweep, PlanNeeds& n) { need_captured_layers(p.*Member, sweep, n); };
+}
+
 // What an experiment reading captured activations adds for one model and corpus: `capture`
 // is the id of their capture unit, `layers` those of the model that the parameter selects
 // (never empty).
@@ -40,5 +48,11 @@ using CapturedUnits = std::function<void(const ModelSpec& m, const std::string& 
 // Calls `add` for every model and corpus of the sweep, in order, where `layers` selects a layer
 // of the model; the capture unit is provided first.
 void for_each_capture(PlanBuilder& b, const nlohmann::json& layers, const CapturedUnits& add);
+
+// One unit of `kind` per model, corpus and selected layer, reading that capture: its params are
+// `params(layer)`, its slot suffix "/layer<l>". For experiments that work on one layer's
+// captured rows at a time (token_context, clusters).
+void add_per_captured_layer(PlanBuilder& b, const nlohmann::json& layers, const std::string& kind,
+                            const std::function<nlohmann::json(std::int64_t layer)>& params);
 
 }  // namespace linsweep

@@ -78,29 +78,16 @@ const TableDef<TokenContextRow>& token_context_table() {
 }
 const TableRegistrar kTokenContextTable{token_context_table().schema()};
 
-void token_context_needs(const TokenContextParams& p, const Sweep& sweep, PlanNeeds& n) {
-  need_captured_layers(p.layers, sweep, n);
-}
-
 void expand_token_context(const TokenContextParams& p, PlanBuilder& b) {
-  for_each_capture(b, p.layers,
-                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
-                       const std::vector<std::int64_t>& layers) {
-                     for (std::int64_t layer : layers)
-                       b.add(Unit{.kind = "token_context",
-                                  .model = m.name,
-                                  .corpus = corpus,
-                                  .params = TokenContextUnitParams{p.seed, p.holdout, p.holdout_by, layer},
-                                  .inputs = b.inputs(m.name, corpus),
-                                  .deps = {capture}},
-                             "/layer" + std::to_string(layer));
-                   });
+  add_per_captured_layer(b, p.layers, "token_context", [&](std::int64_t layer) -> nlohmann::json {
+    return TokenContextUnitParams{p.seed, p.holdout, p.holdout_by, layer};
+  });
 }
 
 const ExperimentRegistrar kTokenContext{make_experiment<TokenContextParams>(
     "token_context", "how much of a gate's signal is the token, and how much its context", 40, token_context_schema(),
     expand_token_context, validate_layer_param<TokenContextParams, &TokenContextParams::layers>("layers"),
-    token_context_needs)};
+    captured_layer_needs<TokenContextParams, &TokenContextParams::layers>())};
 
 // e_t for every captured row: the rows are window-major with positions 0..T−2, so they
 // reshape to [windows, T−1] token ids whose embedding is taken as the model does.

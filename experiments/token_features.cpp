@@ -104,10 +104,6 @@ const TableDef<TokenRegressionRow>& token_regression_table() {
 }
 const TableRegistrar kTokenRegressionTable{token_regression_table().schema()};
 
-void token_features_needs(const TokenFeaturesParams& p, const Sweep& sweep, PlanNeeds& n) {
-  need_captured_layers(p.layers, sweep, n);
-}
-
 void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
   for_each_capture(
       b, p.layers,
@@ -125,7 +121,8 @@ void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
 const ExperimentRegistrar kTokenFeatures{make_experiment<TokenFeaturesParams>(
     "token_features", "δ by token class and part of speech, and its regression on per-token features", 42,
     token_features_schema(), expand_token_features,
-    validate_layer_param<TokenFeaturesParams, &TokenFeaturesParams::layers>("layers"), token_features_needs)};
+    validate_layer_param<TokenFeaturesParams, &TokenFeaturesParams::layers>("layers"),
+    captured_layer_needs<TokenFeaturesParams, &TokenFeaturesParams::layers>())};
 
 // The categories, in the order of the stored index arrays.
 const std::vector<std::string> kClasses = {"word", "whitespace-prefixed word", "number", "punctuation", "other"};
@@ -192,27 +189,20 @@ void predictive(const ExperimentInput& in, const Windows& w, std::vector<double>
   const std::int64_t per = w.context - 1;
   entropy->assign(static_cast<std::size_t>(w.count * per), 0.0);
   surprisal->assign(entropy->size(), 0.0);
-  const Windows mine = my_shard(in, w);
-  const std::int64_t first = my_shard_begin(in, w);
-  HookReset reset(model);
-  c10::InferenceMode guard;
-  const at::Device device = model.parameters().front().device();
-  for (std::int64_t b = 0; b < mine.count; b += in.batch) {
-    const std::int64_t n = std::min(in.batch, mine.count - b);
-    const at::Tensor ids = window_ids(mine, b, n, device);
+  for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
     const at::Tensor hidden = model.hidden_states(ids);
-    for (std::int64_t i = 0; i < n; ++i) {  // one window at a time: [T−1, V] float64 logits
+    for (std::int64_t i = 0; i < ids.size(0); ++i) {  // one window at a time: [T−1, V] float64 logits
       const at::Tensor logp = at::log_softmax(model.head(hidden[i].slice(0, 0, per)).to(at::kCPU, at::kDouble), -1);
       const at::Tensor ent = -(logp.exp() * logp).sum(-1).contiguous();
       const at::Tensor next = ids[i].slice(0, 1, w.context).to(at::kCPU).unsqueeze(-1);
       const at::Tensor sur = (-logp.gather(-1, next).squeeze(-1)).contiguous();
-      const auto at = static_cast<std::size_t>((first + b + i) * per);
+      const auto at = (at_window + static_cast<std::size_t>(i)) * static_cast<std::size_t>(per);
       std::copy(ent.data_ptr<double>(), ent.data_ptr<double>() + per,
                 entropy->begin() + static_cast<std::ptrdiff_t>(at));
       std::copy(sur.data_ptr<double>(), sur.data_ptr<double>() + per,
                 surprisal->begin() + static_cast<std::ptrdiff_t>(at));
     }
-  }
+  });
   if (in.group != nullptr) {
     in.group->allreduce_sum(*entropy);
     in.group->allreduce_sum(*surprisal);

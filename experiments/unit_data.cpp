@@ -2,6 +2,7 @@
 #include "experiments/unit_data.hpp"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "storage/surrogate_store.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/corpus/corpus.hpp"
+#include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 
@@ -52,6 +54,20 @@ double perplexity(const std::vector<double>& window_nll, double tokens) {
 std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size_t count) {
   return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(k * count),
                              v.begin() + static_cast<std::ptrdiff_t>((k + 1) * count));
+}
+
+void for_my_windows(const ExperimentInput& in, const Windows& w,
+                    const std::function<void(const at::Tensor& ids, std::size_t at_window)>& batch) {
+  LanguageModel& model = *in.model;
+  const Windows mine = my_shard(in, w);
+  const auto first = static_cast<std::size_t>(my_shard_begin(in, w));
+  HookReset reset(model);
+  c10::InferenceMode guard;
+  const at::Device device = model.parameters().front().device();
+  for (std::int64_t b = 0; b < mine.count; b += in.batch) {
+    const std::int64_t n = std::min(in.batch, mine.count - b);
+    batch(window_ids(mine, b, n, device), first + static_cast<std::size_t>(b));
+  }
 }
 
 AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const std::string& corpus, std::int64_t layer,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -35,6 +36,12 @@ std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size
 Windows my_shard(const ExperimentInput& in, const Windows& w);
 // First window index of this rank's shard.
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w);
+
+// Calls `batch(ids, at_window)` over this rank's shard of `w`, in.batch windows at a time: ids
+// [n, T] on the model's device, at_window the index in `w` of the batch's first window. Runs
+// under c10::InferenceMode and resets the model's MLP hooks afterwards, also on exceptions.
+void for_my_windows(const ExperimentInput& in, const Windows& w,
+                    const std::function<void(const at::Tensor& ids, std::size_t at_window)>& batch);
 
 // The surrogate of (model, corpus, layer) with `lambda` from a committed fit unit, as a
 // float32 map on the CPU. Throws InputError naming `unit_id` when that λ was not fitted.
