@@ -6,9 +6,13 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/version.h>
 
 namespace linsweep {
 namespace {
+
+// See linear_kernel.hpp: oneDNN's inner product as LibTorch 2.6 calls it is wrong for some shapes.
+constexpr bool kOneDnnTrusted = TORCH_VERSION_MAJOR < 2;
 
 at::Tensor dnn(const at::Tensor& t) { return t.contiguous().to_mkldnn(); }
 
@@ -45,7 +49,7 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
 
 at::Tensor LinearKernel::operator()(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const bool dense_f32 = x.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
-                         (!bias.defined() || bias.scalar_type() == at::kFloat) && at::hasMKLDNN();
+                         (!bias.defined() || bias.scalar_type() == at::kFloat) && at::hasMKLDNN() && kOneDnnTrusted;
   const bool inference = c10::InferenceMode::is_enabled();
   if (dense_f32 && !inference && c10::GradMode::is_enabled() &&
       (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()))) {

@@ -14,6 +14,10 @@ namespace linsweep {
 // that in-place training updates are seen; with autograd recording (grad mode on and an
 // operand requiring a gradient) as an autograd function whose backward GEMMs run on oneDNN
 // too (once differentiable). Everywhere else (no grad, CUDA, other dtypes) it is at::linear.
+// The oneDNN path is taken with LibTorch 1.x only: LibTorch 2.6's at::mkldnn_linear (oneDNN
+// 3.7's brgemm inner product) returns wrong values for some output widths (33, 48, 80, 100,
+// 50257, ...) on AVX-512 CPUs, so with LibTorch 2 and later every call is at::linear
+// (docs/numerics.md, "Across CPUs, kernels and LibTorch versions").
 // One kernel per weight; not thread safe.
 class LinearKernel {
  public:
