@@ -15,11 +15,11 @@ ALLOWED = {"Catch::Approx", "Catch::Session"}  # and everything under Catch::Mat
 NAME = re.compile(r"\bCatch::(?!Matchers::)[A-Za-z_]+")
 
 
-def main():
-    tests = os.path.join(sys.argv[1], "tests")
-    bad = []
+def uses(source_dir):
+    """(file:line, name) for every Catch name outside ALLOWED in the tests' C++ sources."""
+    tests = os.path.join(source_dir, "tests")
     for root, _, files in os.walk(tests):
-        for name in files:
+        for name in sorted(files):
             if not name.endswith((".cpp", ".hpp")) or name == "catch.hpp":
                 continue
             path = os.path.join(root, name)
@@ -27,13 +27,10 @@ def main():
                 for n, line in enumerate(f, 1):
                     for m in NAME.finditer(line):
                         if m.group(0) not in ALLOWED:
-                            bad.append(f"{os.path.relpath(path, sys.argv[1])}:{n}: {m.group(0)} is not in "
-                                       "tests/support/catch.hpp's names (use Catch::Matchers::...)")
-    for line in bad:
-        print(line)
-    print(f"catch2 names: {len(bad)} uses outside tests/support/catch.hpp's names")
-    return 1 if bad else 0
+                            yield f"{os.path.relpath(path, source_dir)}:{n}", m.group(0)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+bad = [f"{where}: {name} is not in tests/support/catch.hpp's names (use Catch::Matchers::...)"
+       for where, name in uses(sys.argv[1])]
+print("\n".join(bad + [f"catch2 names: {len(bad)} uses outside tests/support/catch.hpp's names"]))
+sys.exit(1 if bad else 0)
