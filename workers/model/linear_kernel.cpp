@@ -48,10 +48,10 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
 }  // namespace
 
 at::Tensor LinearKernel::operator()(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  const bool dense_f32 = x.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
-                         (!bias.defined() || bias.scalar_type() == at::kFloat) && at::hasMKLDNN() && kOneDnnTrusted;
+  const bool onednn = x.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+                      (!bias.defined() || bias.scalar_type() == at::kFloat) && at::hasMKLDNN() && kOneDnnTrusted;
   const bool inference = c10::InferenceMode::is_enabled();
-  if (dense_f32 && !inference && c10::GradMode::is_enabled() &&
+  if (onednn && !inference && c10::GradMode::is_enabled() &&
       (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()))) {
     const auto in = x.size(-1);
     auto shape = x.sizes().vec();
@@ -59,7 +59,7 @@ at::Tensor LinearKernel::operator()(const at::Tensor& x, const at::Tensor& weigh
     const at::Tensor b = bias.defined() ? bias : at::zeros({weight.size(0)}, weight.options().requires_grad(false));
     return OneDnnLinear::apply(x.reshape({-1, in}), weight, b).view(shape);
   }
-  if (!dense_f32 || !inference)
+  if (!onednn || !inference)
     return at::linear(x, weight, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
   if (weight.data_ptr() != weight_ptr_ || weight._version() != weight_version_) {
     packed_weight_ = weight.contiguous().to_mkldnn();

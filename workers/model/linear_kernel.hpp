@@ -9,15 +9,15 @@ namespace linsweep {
 
 // Applies a linear map with weight [out, in] and optional bias [out] to x [..., in] ->
 // [..., out]. On CPU, in float32, with oneDNN compiled into LibTorch, it runs oneDNN's GEMM
-// (4x OpenBLAS's throughput on the 2-core reference machine): under c10::InferenceMode on a
+// (faster than Debian's OpenBLAS on the CPUs of docs/benchmarks.md): under InferenceMode on a
 // packed copy of the weight, rebuilt when the weight's storage or version counter changes so
 // that in-place training updates are seen; with autograd recording (grad mode on and an
 // operand requiring a gradient) as an autograd function whose backward GEMMs run on oneDNN
 // too (once differentiable). Everywhere else (no grad, CUDA, other dtypes) it is at::linear.
 // The oneDNN path is taken with LibTorch 1.x only: LibTorch 2.6's at::mkldnn_linear (oneDNN
-// 3.7's brgemm inner product) returns wrong values for some output widths (33, 48, 80, 100,
-// 50257, ...) on AVX-512 CPUs, so with LibTorch 2 and later every call is at::linear
-// (docs/numerics.md, "Across CPUs, kernels and LibTorch versions").
+// 3.7's brgemm inner product) returned wrong values for some output widths (33, 48, 80, 100,
+// 50257) on an AMD EPYC with AVX-512 (docs/reliability.md, "On Debian 13"), so with LibTorch 2
+// and later every call is at::linear.
 // One kernel per weight; not thread safe.
 class LinearKernel {
  public:
