@@ -26,7 +26,8 @@ if [[ $demo_only -eq 0 ]]; then
     python3-pandas python3-pip                 # python/linsweep_store (the store reader), its tests, pip install
     python3-setuptools                         # its build backend (Debian 13's pip no longer pulls it in)
     python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
-    slurm-wlm munge                            # Slurm integration test: a single-node cluster on this host
+    slurm-wlm munge                            # Slurm integration tests: clusters on this host
+    iproute2                                   # their nodes' network (scripts/slurm_cluster.sh)
     e2fsprogs                                  # chattr (fault injection); in Debian 13's minimal system no more
     chromium                                   # the report in a real browser (tests/presentation/browser_test.sh)
     # scripts/fuzz.sh: libFuzzer with ASan and UBSan, the release's clang (14 on bookworm, 19 on trixie)

@@ -32,8 +32,9 @@
 # STATE_DIR/nodes/<node>/uts (`unshare --uts=FILE`), so that kill-node and start-node can leave
 # and re-enter the same one, and stop finds every process in it by the namespace's inode. All
 # nodes share this host's network namespace, CPUs, memory and filesystem (the filesystem plays
-# the cluster's shared one); every node declares all CPUs and 90% of the memory. All traffic is
-# on 127.0.0.1. No mount or network namespace: nothing needed one.
+# the cluster's shared one); every node declares all CPUs and 90% of the memory. Slurm's traffic
+# is on 127.0.0.1; OpenMPI's between nodes on the cluster's own network (below). No mount or
+# network namespace: nothing needed one.
 #
 # What Slurm 22.05 needs for several slurmd on one host (checked by running them):
 # - NodeName=n<i> NodeAddr=127.0.0.1 Port=<port i> per node (slurmctld reaches each slurmd on its
@@ -44,8 +45,11 @@
 # - mpirun starts an orted on every other node through `srun` (its slurm launcher, automatic)
 #   and places ranks by slot: ranks 0..T-1 on n1, T..2T-1 on n2 for --ntasks-per-node=T.
 # - Loopback is excluded by default from both its out-of-band channel and its TCP transport
-#   (btl_tcp_if_exclude=127.0.0.1/8,sppp): `--mca oob_tcp_if_include lo --mca btl_tcp_if_include
-#   lo` keep everything on 127.0.0.1 (without them mpirun uses this host's other interfaces).
+#   (btl_tcp_if_exclude=127.0.0.1/8,sppp); without an include list mpirun uses this host's
+#   other interfaces. `--mca oob_tcp_if_include IF --mca btl_tcp_if_include IF`, IF being the
+#   cluster's network (NET_FILE), keep it there. `lo` worked too with OpenMPI 4.1.4, but OpenMPI
+#   5.0.7 (Debian 13; mpirun launches through PRRTE) then ends with status 213, "No network
+#   interfaces were found for out-of-band communications"; with the veth both run.
 #   Ranks of one node talk through shared memory (vader), ranks of different nodes through TCP.
 # - It binds each rank to one core when the job has at most 2 ranks, whatever the node has
 #   (`nproc` in a rank: 1 instead of 2 with -N2 --ntasks-per-node=1); `--bind-to none` leaves
@@ -163,6 +167,18 @@ CTLD_PORT="${LINSWEEP_SLURMCTLD_PORT:-6817}"
 SLURMD_PORT="${LINSWEEP_SLURMD_PORT:-6818}"
 
 die() { echo "slurm_cluster.sh: $*" >&2; exit 1; }
+
+# The nodes' network, for N >= 2: OpenMPI's daemons on different nodes talk over TCP, and
+# OpenMPI 5's (PRRTE) never take a loopback interface for that, even when told to. start makes
+# a veth pair of the cluster's own, lsw<checksum of STATE_DIR> and its peer ...p, both up, with
+# 10.213.X.1/24 on the first (X: the first /24 from the checksum on that no address or route of
+# this host touches), and writes "INTERFACE CIDR ADDRESS" to NET_FILE; stop deletes the pair.
+# The nodes share the host's network namespace, so the address reaches every node through the
+# kernel's local routing: nothing leaves the host. Tests name the interface in the launcher's
+# arguments (tests/slurm/multinode_test.sh).
+NET_FILE="$STATE_DIR/network"
+NET_IF="lsw$(printf %s "$STATE_DIR" | cksum | cut -d' ' -f1)"
+NET_IF="${NET_IF:0:13}"   # interface names take 15 characters; the peer adds "p"
 
 node_dir() { echo "$STATE_DIR/nodes/$1"; }
 node_pin() { echo "$STATE_DIR/nodes/$1/uts"; }   # bind mount that keeps the node's namespace
@@ -348,6 +364,36 @@ kill_node_processes() {
   [ -z "$(node_pids "$1")" ] || { echo "slurm_cluster.sh: node $1: processes left: $(node_pids "$1" | tr '\n' ' ')" >&2; return 1; }
 }
 
+subnet_free() {  # 0 when no address or route of this host lies in 10.213.$1.0/24
+  [ -z "$(ip -4 -o addr show to "10.213.$1.0/24")" ] && [ -z "$(ip -4 route show root "10.213.$1.0/24")" ] &&
+    [ -z "$(ip -4 route show match "10.213.$1.0/24" | grep -v '^default ')" ]
+}
+
+start_network() {
+  [ "$NODES_WANTED" -gt 1 ] || return 0
+  command -v ip >/dev/null || fail "the nodes' network needs ip (iproute2)"
+  local seed x i
+  seed="$(printf %s "$STATE_DIR" | cksum | cut -d' ' -f1)"
+  for i in $(seq 0 249); do
+    x=$(( (seed + i) % 250 + 1 ))
+    subnet_free "$x" && break
+    x=""
+  done
+  [ -n "$x" ] || fail "no free /24 in 10.213.0.0/16 for the nodes' network"
+  ip link add "$NET_IF" type veth peer name "${NET_IF}p" 2>"$STATE_DIR/network.stderr" ||
+    fail "ip link add $NET_IF type veth: $(cat "$STATE_DIR/network.stderr")"
+  ip addr add "10.213.$x.1/24" dev "$NET_IF" && ip link set "${NET_IF}p" up && ip link set "$NET_IF" up ||
+    fail "cannot bring up $NET_IF with 10.213.$x.1/24"
+  echo "$NET_IF 10.213.$x.0/24 10.213.$x.1" >"$NET_FILE"
+}
+
+stop_network() {
+  if ip link show "$NET_IF" >/dev/null 2>&1; then
+    ip link del "$NET_IF" || echo "slurm_cluster.sh: cannot delete $NET_IF" >&2
+  fi
+  rm -f "$NET_FILE"
+}
+
 start_slurmd() {  # node
   local name="$1" dir
   dir="$(node_dir "$name")"
@@ -424,6 +470,7 @@ do_start() {
     : >"$NODE_LIST"
     for i in $(seq 1 "$NODES_WANTED"); do echo "n$i" >>"$NODE_LIST"; done
   fi
+  start_network
   start_munge
   write_conf
   slurmctld -f "$CONF" -c -i 2>"$STATE_DIR/slurmctld.stderr" || fail "slurmctld failed to start"
@@ -433,7 +480,7 @@ do_start() {
   done <"$NODE_LIST"
   while read -r name; do wait_state "$name" 60 idle; done <"$NODE_LIST"
   pid_alive "$STATE_DIR/slurmctld.pid" || fail "slurmctld is not running"
-  echo "slurm cluster started: slurmctld pid $(cat "$STATE_DIR/slurmctld.pid"), munged (socket $MUNGE_SOCKET), nodes $(paste -sd, "$NODE_LIST") (CPUs=$(nproc) each, slurmd ports $SLURMD_PORT..$(( SLURMD_PORT + NODES_WANTED - 1 ))), partition $PARTITION, $(sinfo --version), state in $STATE_DIR"
+  echo "slurm cluster started: slurmctld pid $(cat "$STATE_DIR/slurmctld.pid"), munged (socket $MUNGE_SOCKET), nodes $(paste -sd, "$NODE_LIST") (CPUs=$(nproc) each, slurmd ports $SLURMD_PORT..$(( SLURMD_PORT + NODES_WANTED - 1 ))$([ -s "$NET_FILE" ] && echo ", network $(cut -d' ' -f1,3 "$NET_FILE")")), partition $PARTITION, $(sinfo --version), state in $STATE_DIR"
   echo "export SLURM_CONF=$CONF"
 }
 
@@ -477,6 +524,7 @@ stop_everything() {
   done
   kill_pidfile "$STATE_DIR/slurmctld.pid" slurmctld
   kill_pidfile "$MUNGE_DIR/munged.pid" munged
+  stop_network
 }
 
 do_stop() {
@@ -504,6 +552,11 @@ do_status() {
     echo "no $CONF"; return 1
   fi
   echo "SLURM_CONF=$CONF"
+  if [ -s "$NET_FILE" ]; then
+    local net_if net_cidr
+    read -r net_if net_cidr _ <"$NET_FILE"
+    if ip link show "$net_if" >/dev/null 2>&1; then echo "network: $net_if, $net_cidr"; else echo "network: $net_if missing"; rc=1; fi
+  fi
   while read -r name; do
     pids="$(node_pids "$name" | wc -l)"
     if pid_alive "$(node_pidfile "$name")"; then

@@ -16,7 +16,7 @@
 #   multinode_test.sh BIN TEST_BIN SRC WORK node_loss   (long) the other node dies: the job fails at once,
 #                                              and the sweep finishes on the remaining node
 #   multinode_test.sh BIN TEST_BIN SRC WORK cleanup     stop the cluster; fail if a daemon, a process of a
-#                                              node or a namespace is left
+#                                              node, a namespace or the nodes' network is left
 # ctest runs setup and cleanup as a fixture around the others (cleanup also after a failure).
 set -euo pipefail
 bin="$1"; testbin="$2"; src="$3"; work="$4"; mode="$5"
@@ -36,9 +36,9 @@ write_spec() {  # $1 file, $2 tasks per node, $3 extra runtime
   fixture_sweep "$src" "$work/unused" > "$1"
   cat >> "$1" <<YAML
 runtime: {batch: 8, grace_seconds: 20$3}
-# launcher_args: unbound ranks (the default), and OpenMPI kept on the loopback, which its TCP
-# transport and out-of-band channel leave out unless told (docs/slurm.md).
-resources: {nodes: 2, tasks_per_node: $2, time: "00:10:00", launcher_args: [--bind-to, none, --mca, btl_tcp_if_include, lo, --mca, oob_tcp_if_include, lo]}
+# launcher_args: unbound ranks (the default), and OpenMPI's TCP transport and out-of-band
+# channel on the cluster's own network, as on a cluster with several interfaces (docs/slurm.md).
+resources: {nodes: 2, tasks_per_node: $2, time: "00:10:00", launcher_args: [--bind-to, none, --mca, btl_tcp_if_include, $NET_IF, --mca, oob_tcp_if_include, $NET_IF]}
 YAML
 }
 
@@ -157,6 +157,12 @@ do_setup() {
     echo "no UTS namespaces here (unshare --uts: $(unshare --uts true 2>&1 | head -n 1))" > "$work/skip"
     echo "skipped: $(cat "$work/skip")"; exit 77
   fi
+  # The nodes' network is a veth pair (CAP_NET_ADMIN); without it, the same.
+  if ! ip link add "lswq$$" type veth peer name "lswq$$p" 2>"$work/veth.err"; then
+    echo "no veth interfaces here (ip link add: $(head -n 1 "$work/veth.err"))" > "$work/skip"
+    echo "skipped: $(cat "$work/skip")"; exit 77
+  fi
+  ip link del "lswq$$"
   local base="" p
   for _ in 1 2 3 4 5 6 7 8; do
     p=$(( 20000 + (RANDOM % 2000) * 10 ))
@@ -166,7 +172,8 @@ do_setup() {
   export LINSWEEP_SLURMCTLD_PORT=$base LINSWEEP_SLURMD_PORT=$(( base + 1 ))
   "$cluster" start --nodes 2 "$state" > "$work/cluster.log" 2>&1 || { cat "$work/cluster.log"; exit 1; }
   cat "$work/cluster.log"
-  echo "SLURM_CONF=$state/slurm.conf" > "$work/env"
+  [ -s "$state/network" ] || { echo "the cluster made no network ($state/network)"; exit 1; }
+  { echo "SLURM_CONF=$state/slurm.conf"; echo "NET_IF=$(cut -d' ' -f1 "$state/network")"; } > "$work/env"
   load_env
   "$cluster" status "$state"
   srun -N2 hostname | sort | tr '\n' ' ' | grep -qx "n1 n2 " || { echo "srun -N2 hostname does not print n1 and n2"; exit 1; }
@@ -186,7 +193,7 @@ do_submit() {
   write_spec "$work/spec-groups.yaml" 2 ", ranks_per_group: 3"
   "$bin" submit "$work/spec-groups.yaml" --store "$g"
   "$bin" submit "$work/spec.yaml" --store "$s"
-  grep -q -- "--mca' 'btl_tcp_if_include' 'lo'" "$s"/slurm/*.sh
+  grep -q -- "--mca' 'btl_tcp_if_include' '$NET_IF'" "$s"/slurm/*.sh
   wait_state "$s" 0 "COMPLETED" 300
   [ "$(job_field "$g" 0 state)" = FAILED ]
   grep -h "runtime.ranks_per_group 3: worker group 0 (ranks 1-3) spans n1 and n2" "$g"/slurm/logs/*.out
@@ -325,12 +332,13 @@ do_node_loss() {
 }
 
 do_cleanup() {
-  local left=0 pin namespaces="" ctld="" p
+  local left=0 pin namespaces="" ctld="" net_if="" p
   [ -d "$state" ] || { echo "no cluster at $state"; return 0; }
   for pin in "$state"/nodes/*/uts; do
     [ -e "$pin" ] && namespaces+="uts:[$(stat -L -c %i "$pin")] "
   done
   [ -s "$state/slurmctld.pid" ] && ctld=$(cat "$state/slurmctld.pid")
+  [ -s "$state/network" ] && net_if=$(cut -d' ' -f1 "$state/network")
   "$cluster" stop "$state" || left=1
   # A namespace is gone once no process is in it and nothing keeps it mounted.
   for p in $(find /proc/[0-9]*/ns/uts -maxdepth 0 -printf '%p %l\n' 2>/dev/null |
@@ -342,6 +350,7 @@ do_cleanup() {
   if pgrep -f -- "-f $state/slurm.conf" >/dev/null; then echo "daemons left:"; pgrep -af -- "$state/slurm.conf"; left=1; fi
   if [ -n "$ctld" ] && pgrep -P "$ctld" >/dev/null; then echo "children of slurmctld left:"; pgrep -aP "$ctld"; left=1; fi
   if pgrep -f -- "--socket=$state/munge" >/dev/null; then echo "munged left"; left=1; fi
+  if [ -n "$net_if" ] && ip link show "$net_if" >/dev/null 2>&1; then echo "interface $net_if left"; left=1; fi
   [ "$left" -eq 0 ] && echo "cluster stopped; no daemon, node process or namespace left"
   return "$left"
 }
