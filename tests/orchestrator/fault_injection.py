@@ -320,7 +320,8 @@ def escaping_error(args, ref):
     gone = time.monotonic() - t0
     ours = [l for l in out.splitlines() if l.startswith("linsweep:")]
     if p.returncode == 0 or len(ours) != 1 or "rank 0:" not in ours[0] or "Operation not permitted; aborting the job" not in ours[0]:
-        return f"FAILED: exit {p.returncode}, linsweep lines {ours}"
+        tail = "\n    ".join(out.splitlines()[-20:])
+        return f"FAILED: exit {p.returncode}, linsweep lines {ours}; the job's last lines:\n    {tail}"
     time.sleep(2)
     if job_processes("escaping-error"):
         return "FAILED: ranks outlived the aborted job"
