@@ -1,7 +1,7 @@
 // `compound`: the chosen gates of the layers `layers` selects, active at once on the eval split:
-// perplexity, Δ% with a bootstrap interval, the share of positions routed linear, and the FLOPs
-// saved net of the gates' own (docs/methods.md, "Compound gating"; the counts are those of
-// experiments/flops.hpp, from the model's own d, d_ff and vocabulary).
+// perplexity, Δ% with a bootstrap interval, the share of positions routed linear, random routing
+// at the same per-layer shares, and the FLOPs saved net of the gates' own (docs/methods.md, "Compound gating"; the
+// counts are those of experiments/flops.hpp, from the model's own d, d_ff and vocabulary).
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -15,6 +15,7 @@
 #include "experiments/flops.hpp"
 #include "experiments/gate_model.hpp"
 #include "experiments/layer_params.hpp"
+#include "experiments/random_routing.hpp"
 #include "experiments/unit_data.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/section.hpp"
@@ -38,7 +39,7 @@ const ParamSchema<CompoundParams>& compound_schema() {
           .layers("layers", &CompoundParams::layers, "layers whose gates take part (`all`: the sweep's)")
           .add("bootstrap", &CompoundParams::bootstrap, at_least(1),
                "bootstrap resamples of windows for the 95% interval")
-          .add("seed", &CompoundParams::seed, at_least(0), "seed of the bootstrap");
+          .add("seed", &CompoundParams::seed, at_least(0), "seed of the bootstrap and of the random routing");
   return s;
 }
 
@@ -58,6 +59,7 @@ struct CompoundRow {
   double ci_low = 0, ci_high = 0, ppl_base = 0;
   std::int64_t layers = 0;
   std::string layer_set;
+  double random_delta_pct = 0, random_ci_low = 0, random_ci_high = 0;
 };
 
 const TableDef<CompoundRow>& compound_table() {
@@ -74,7 +76,12 @@ const TableDef<CompoundRow>& compound_table() {
           .added("ci_high", &CompoundRow::ci_high)
           .added("ppl_base", &CompoundRow::ppl_base)
           .added("layers", &CompoundRow::layers, "gated layers")
-          .added("layer_set", &CompoundRow::layer_set, "the gated layers, e.g. 1-5,7");
+          .added("layer_set", &CompoundRow::layer_set, "the gated layers, e.g. 1-5,7")
+          .added("random_delta_pct", &CompoundRow::random_delta_pct,
+                 "Δ% of random routing at the gates' shares: per layer and window as many positions as its gate "
+                 "routed, drawn uniformly")
+          .added("random_ci_low", &CompoundRow::random_ci_low)
+          .added("random_ci_high", &CompoundRow::random_ci_high);
   return t;
 }
 const TableRegistrar kCompoundTable{compound_table().schema()};
@@ -142,25 +149,33 @@ UnitResult run_compound(const ExperimentInput& in) {
   const Windows w = unit_windows(in, p.split, context);
   check_windows(model, w);
   const auto count = static_cast<std::size_t>(w.count);
-  std::vector<double> nll(2 * count, 0.0);         // [base | all gates] × windows
+  std::vector<double> nll(3 * count, 0.0);         // [base | all gates | random at their shares] × windows
   std::vector<double> routed(layers.size(), 0.0);  // positions 0..T−2 routed linear per layer
+  const auto seed = static_cast<std::uint64_t>(p.seed);
   for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
     for (std::size_t k = 0; k < layers.size(); ++k) model.hook(layers[k]).use_mlp();
     score_hidden(model, model.hidden_states(ids), ids, &nll[at_window], nullptr);
+    std::vector<at::Tensor> masks(layers.size());
     for (std::size_t k = 0; k < layers.size(); ++k)
       model.hook(layers[k]).use_routed(maps[k], [&, k](const at::Tensor& x) {
-        at::Tensor mask = gates[k].route(x);
-        routed[k] += static_cast<double>(mask.slice(1, 0, context - 1).sum().item<std::int64_t>());
-        return mask;
+        masks[k] = gates[k].route(x);
+        routed[k] += static_cast<double>(masks[k].slice(1, 0, context - 1).sum().item<std::int64_t>());
+        return masks[k];
       });
     score_hidden(model, model.hidden_states(ids), ids, &nll[count + at_window], nullptr);
+    // Each layer's gate routed these windows' positions: as many of them, drawn at random.
+    for (std::size_t k = 0; k < layers.size(); ++k)
+      model.hook(layers[k]).use_routed(maps[k], [&, k](const at::Tensor&) {
+        return random_routing_like(masks[k], seed + static_cast<std::uint64_t>(layers[k]), at_window);
+      });
+    score_hidden(model, model.hidden_states(ids), ids, &nll[2 * count + at_window], nullptr);
   });
   if (in.group != nullptr) {
     in.group->allreduce_sum(nll);
     in.group->allreduce_sum(routed);
   }
   const double tokens = static_cast<double>(w.count * (context - 1));
-  const std::vector<double> base = block(nll, 0, count), gated = block(nll, 1, count);
+  const std::vector<double> base = block(nll, 0, count), gated = block(nll, 1, count), random = block(nll, 2, count);
   double routed_sum = 0, saved = 0;
   const ModelConfig& config = model.config();
   const double per_routed = mlp_flops(config) - surrogate_flops(config);
@@ -169,8 +184,8 @@ UnitResult run_compound(const ExperimentInput& in) {
     saved += routed[k] * per_routed - tokens * gate_flops(gates[k].variant(), config);  // over all scored tokens
   }
   const double ppl_base = perplexity(base, tokens), ppl = perplexity(gated, tokens);
-  const auto [lo, hi] =
-      bootstrap_delta_interval(base, gated, context - 1, p.bootstrap, static_cast<std::uint64_t>(p.seed));
+  const auto [lo, hi] = bootstrap_delta_interval(base, gated, context - 1, p.bootstrap, seed);
+  const auto [random_lo, random_hi] = bootstrap_delta_interval(base, random, context - 1, p.bootstrap, seed);
   const double all_mlps = tokens * static_cast<double>(config.n_layers) * mlp_flops(config);
   const double whole = tokens * model_flops(config);
   const CompoundRow row{
@@ -185,7 +200,10 @@ UnitResult run_compound(const ExperimentInput& in) {
       .ci_high = hi,
       .ppl_base = ppl_base,
       .layers = static_cast<std::int64_t>(layers.size()),
-      .layer_set = layer_set(layers)};
+      .layer_set = layer_set(layers),
+      .random_delta_pct = 100.0 * (perplexity(random, tokens) / ppl_base - 1.0),
+      .random_ci_low = random_lo,
+      .random_ci_high = random_hi};
   UnitResult out = unit_result(in);
   out.tables.push_back(compound_table().table({row}));
   return out;
@@ -199,17 +217,20 @@ void compound_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   std::stable_sort(rows.begin(), rows.end(), [](const CompoundRow& a, const CompoundRow& b) {
     return std::tie(a.model, a.corpus) < std::tie(b.model, b.corpus);
   });
-  ReportTable rt{"compound",
-                 "Compound gating: every layer's chosen gate active at once (eval split)",
-                 {"model", "corpus", "layers", "base PPL", "PPL", "Δ% [95% CI]", "% routed linear", "MLP FLOPs saved %",
-                  "total FLOPs saved %"},
-                 {},
-                 kZeroNote,
-                 "Table 7"};
+  ReportTable rt{
+      "compound",
+      "Compound gating: every layer's chosen gate active at once (eval split)",
+      {"model", "corpus", "layers", "base PPL", "PPL", "Δ% [95% CI]", "random at the same shares: Δ% [95% CI]",
+       "% routed linear", "MLP FLOPs saved %", "total FLOPs saved %"},
+      {},
+      kZeroNote,
+      "Table 7"};
   for (const auto& r : rows)
-    rt.rows.push_back({r.model, r.corpus, r.layer_set.empty() ? std::to_string(r.layers) : r.layer_set,
-                       num(r.ppl_base, 6), num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high),
-                       pct(r.pct_linear), pct(r.mlp_flops_saved_pct), pct(r.total_flops_saved_pct)});
+    rt.rows.push_back(
+        {r.model, r.corpus, r.layer_set.empty() ? std::to_string(r.layers) : r.layer_set, num(r.ppl_base, 6),
+         num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high),
+         std::isfinite(r.random_delta_pct) ? delta_cell(r.random_delta_pct, r.random_ci_low, r.random_ci_high) : "-",
+         pct(r.pct_linear), pct(r.mlp_flops_saved_pct), pct(r.total_flops_saved_pct)});
   out->push_back(std::move(rt));
 }
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -17,6 +19,7 @@
 #include "experiments/experiment.hpp"
 #include "experiments/fit_units.hpp"
 #include "experiments/gate_model.hpp"
+#include "experiments/random_routing.hpp"
 #include "experiments/unit_data.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/figures.hpp"
@@ -38,6 +41,7 @@ struct GateParams {
   std::string select_by = "delta";
   std::int64_t bootstrap = 1000;
   std::int64_t mlp_epochs = 300;
+  std::int64_t curve_steps = 10;
 };
 
 // "linear", "pca:K" or "mlp:H" with 1 ≤ K, H ≤ 2^20.
@@ -63,7 +67,9 @@ const ParamSchema<GateParams>& gate_schema() {
         .add("select_by", &GateParams::select_by, one_of({"delta", "auc"}),
              "choose the variant by its routed Δ% on the select split, or by its AUC there")
         .add("bootstrap", &GateParams::bootstrap, at_least(1), "bootstrap resamples of windows for the 95% interval")
-        .add("mlp_epochs", &GateParams::mlp_epochs, at_least(1), "full-batch Adam steps of an mlp:H gate");
+        .add("mlp_epochs", &GateParams::mlp_epochs, at_least(1), "full-batch Adam steps of an mlp:H gate")
+        .add("curve_steps", &GateParams::curve_steps, in_range(0, 100),
+             "the chosen gate's cost-vs-share curve on eval: thresholds p > k/steps, k = 0..steps (0: none)");
   }();
   return s;
 }
@@ -76,6 +82,7 @@ struct GateUnitParams {
   std::string select_by;
   std::int64_t bootstrap = 0;
   std::int64_t mlp_epochs = 0;
+  std::int64_t curve_steps = 0;
   Split split;  // eval
   Split select_split;
   std::int64_t context = 0;
@@ -84,7 +91,7 @@ struct GateUnitParams {
   std::int64_t layer = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GateUnitParams, variants, seed, holdout, holdout_by, select_by, bootstrap,
-                                   mlp_epochs, split, select_split, context, lambda, format, layer)
+                                   mlp_epochs, curve_steps, split, select_split, context, lambda, format, layer)
 
 struct GateRow {
   std::string model;
@@ -96,6 +103,7 @@ struct GateRow {
   double select_auc = 0, eval_auc = 0, threshold = 0, ppl_base = 0;
   double select_delta_pct = 0;
   std::int64_t auc_pick = 0;
+  double random_delta_pct = 0, random_ci_low = 0, random_ci_high = 0;
 };
 
 const TableDef<GateRow>& gates_table() {
@@ -118,10 +126,45 @@ const TableDef<GateRow>& gates_table() {
           .added("threshold", &GateRow::threshold, "the δ threshold of the labels")
           .added("ppl_base", &GateRow::ppl_base, "perplexity of the untouched model")
           .added("select_delta_pct", &GateRow::select_delta_pct, "hard-routed Δ% on the select split")
-          .added("auc_pick", &GateRow::auc_pick, "1 for the variant with the best select-split AUC");
+          .added("auc_pick", &GateRow::auc_pick, "1 for the variant with the best select-split AUC")
+          .added("random_delta_pct", &GateRow::random_delta_pct,
+                 "Δ% of random routing at the gate's share: in each eval window as many positions as the gate "
+                 "routed, drawn uniformly")
+          .added("random_ci_low", &GateRow::random_ci_low)
+          .added("random_ci_high", &GateRow::random_ci_high);
   return t;
 }
 const TableRegistrar kGatesTable{gates_table().schema()};
+
+struct GateCurveRow {
+  std::string model;
+  std::int64_t layer = 0;
+  std::string corpus;
+  std::int64_t step = 0;
+  std::string gate;
+  double p_threshold = 0, pct_linear = 0, ppl = 0, delta_pct = 0, ci_low = 0, ci_high = 0;
+};
+
+const TableDef<GateCurveRow>& gate_curve_table() {
+  static const TableDef<GateCurveRow> t =
+      TableDef<GateCurveRow>("gate_curve",
+                             "the chosen gate's cost against its share on the eval split, its probability threshold "
+                             "swept; p_threshold 0 routes every position (all-linear), 0.5 is the gate itself")
+          .key("model", &GateCurveRow::model)
+          .key("layer", &GateCurveRow::layer)
+          .key("corpus", &GateCurveRow::corpus)
+          .key("step", &GateCurveRow::step, "k of k/curve_steps")
+          .column("gate", &GateCurveRow::gate, "the chosen variant")
+          .column("p_threshold", &GateCurveRow::p_threshold,
+                  "k/curve_steps: routed linear where p > it (0: everywhere)")
+          .column("pct_linear", &GateCurveRow::pct_linear, "% of scored positions routed to the surrogate")
+          .column("ppl", &GateCurveRow::ppl, "perplexity with hard routing")
+          .column("delta_pct", &GateCurveRow::delta_pct, "100·(ppl/ppl_base − 1)")
+          .column("ci_low", &GateCurveRow::ci_low)
+          .column("ci_high", &GateCurveRow::ci_high);
+  return t;
+}
+const TableRegistrar kGateCurveTable{gate_curve_table().schema()};
 
 // The "gate" provider: the gate unit of (model, corpus) at {"layer": ℓ}, with the spec's gate
 // parameters. compound reads every layer's chosen gate through it.
@@ -139,6 +182,7 @@ std::string provide_gate(PlanBuilder& b, const ModelSpec& m, const std::string& 
                    g.select_by,
                    g.bootstrap,
                    g.mlp_epochs,
+                   g.curve_steps,
                    b.split("eval").get<Split>(),
                    b.split("select").get<Split>(),
                    b.sweep().context,
@@ -169,22 +213,44 @@ at::Tensor label_tensor(const std::vector<std::uint8_t>& y) {
   return at::tensor(std::vector<double>(y.begin(), y.end()), at::kDouble);
 }
 
-// Per-window NLL sums of the untouched model and of every gate's hard routing at `layer`, on
-// the windows `w` (sharded over the worker group, then summed), and the positions 0..T−2 each
-// gate routed linear. One base pass caches the stream entering the layer; each gate recomputes
-// layers ℓ..L−1 with its routing.
+// One hard routing of a batch: the MLP's input x [B, T, d] and the index of the batch's first
+// window -> bool mask [B, T], true where the surrogate replaces the MLP.
+using Routing = std::function<at::Tensor(const at::Tensor& x, std::size_t first_window)>;
+
+Routing gate_routing(const Gate& gate, double min_logit = 0) {
+  return [&gate, min_logit](const at::Tensor& x, std::size_t) { return gate.route(x, min_logit); };
+}
+
+// The logit above which p = σ(logit) > p_threshold: −∞ at 0 (every position), +∞ at 1.
+double logit_of(double p_threshold) {
+  if (p_threshold <= 0) return -std::numeric_limits<double>::infinity();
+  if (p_threshold >= 1) return std::numeric_limits<double>::infinity();
+  return std::log(p_threshold / (1.0 - p_threshold));
+}
+
+// Random routing at the gate's share (random_routing.hpp).
+Routing random_routing(const Gate& gate, std::uint64_t seed) {
+  return [&gate, seed](const at::Tensor& x, std::size_t first_window) {
+    return random_routing_like(gate.route(x), seed, first_window);
+  };
+}
+
+// Per-window NLL sums of the untouched model and of every routing at `layer`, on the windows
+// `w` (sharded over the worker group, then summed), and the positions 0..T−2 each routing sent
+// to the surrogate. One base pass caches the stream entering the layer; each routing recomputes
+// layers ℓ..L−1.
 struct RoutedScores {
-  std::vector<double> nll;     // [base | gate 0 | ...] × windows
-  std::vector<double> routed;  // per gate
+  std::vector<double> nll;     // [base | routing 0 | ...] × windows
+  std::vector<double> routed;  // per routing
   double tokens = 0;           // scored positions
   std::vector<double> block_of(std::size_t k) const { return block(nll, k, nll.size() / (routed.size() + 1)); }
 };
 
 RoutedScores routed_scores(const ExperimentInput& in, const Windows& w, std::int64_t layer, const AffineMap& map,
-                           const std::vector<Gate>& gates, std::int64_t context) {
+                           const std::vector<Routing>& routings, std::int64_t context) {
   LanguageModel& model = *in.model;
   check_windows(model, w);
-  const std::size_t V = gates.size(), count = static_cast<std::size_t>(w.count);
+  const std::size_t V = routings.size(), count = static_cast<std::size_t>(w.count);
   RoutedScores out{std::vector<double>((V + 1) * count, 0.0), std::vector<double>(V, 0.0),
                    static_cast<double>(w.count * (context - 1))};
   for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
@@ -196,7 +262,7 @@ RoutedScores routed_scores(const ExperimentInput& in, const Windows& w, std::int
     score_hidden(model, model.final_norm(h), ids, &out.nll[at_window], nullptr);
     for (std::size_t v = 0; v < V; ++v) {
       model.hook(layer).use_routed(map, [&, v](const at::Tensor& x) {
-        at::Tensor mask = gates[v].route(x);  // [n, T]
+        at::Tensor mask = routings[v](x, at_window);  // [n, T]
         out.routed[v] += static_cast<double>(mask.slice(1, 0, context - 1).sum().item<std::int64_t>());
         return mask;
       });
@@ -269,8 +335,10 @@ UnitResult run_gate(const ExperimentInput& in) {
   const at::Device device = model.parameters().front().device();
   const AffineMap map{cpu_map.weight.to(device), cpu_map.bias.to(device)};  // uploaded once
   const std::size_t V = variants.size();
-  const RoutedScores select = routed_scores(in, unit_windows(in, p.select_split, context), layer, map, gates, context);
-  const RoutedScores eval = routed_scores(in, unit_windows(in, p.split, context), layer, map, gates, context);
+  std::vector<Routing> routings;
+  for (const Gate& g : gates) routings.push_back(gate_routing(g));
+  const RoutedScores select =
+      routed_scores(in, unit_windows(in, p.select_split, context), layer, map, routings, context);
   std::vector<double> select_delta;
   const double select_base = perplexity(select.block_of(0), select.tokens);
   for (std::size_t v = 0; v < V; ++v)
@@ -278,16 +346,30 @@ UnitResult run_gate(const ExperimentInput& in) {
   const std::size_t auc_pick = best_of(select_auc, true);
   const std::size_t chosen = p.select_by == "auc" ? auc_pick : best_of(select_delta, false);
 
+  // On eval: every variant [0, V), random routing at each one's share [V, 2V), and the chosen
+  // gate at each threshold of its curve [2V, 2V + steps + 1).
+  for (const Gate& g : gates) routings.push_back(random_routing(g, seed));
+  for (std::int64_t k = 0; p.curve_steps > 0 && k <= p.curve_steps; ++k)
+    routings.push_back(gate_routing(gates[chosen], logit_of(static_cast<double>(k) / p.curve_steps)));
+  const RoutedScores eval = routed_scores(in, unit_windows(in, p.split, context), layer, map, routings, context);
+
   const double tokens = eval.tokens;
   const std::vector<double> base = eval.block_of(0);
   const double ppl_base = perplexity(base, tokens);
   UnitResult out = unit_result(in);
   std::vector<GateRow> rows;
   const std::string key = gate_key(in.model_name, in.corpus_name, layer);
-  for (std::size_t v = 0; v < V; ++v) {
-    const std::vector<double> lin = eval.block_of(1 + v);
+  struct Cost {
+    double ppl, delta_pct, ci_low, ci_high;
+  };
+  auto cost_of = [&](std::size_t routing) {
+    const std::vector<double> lin = eval.block_of(1 + routing);
     const double ppl = perplexity(lin, tokens);
     const auto [lo, hi] = bootstrap_delta_interval(base, lin, context - 1, p.bootstrap, seed);
+    return Cost{ppl, 100.0 * (ppl / ppl_base - 1.0), lo, hi};
+  };
+  for (std::size_t v = 0; v < V; ++v) {
+    const Cost gated = cost_of(v), random = cost_of(V + v);
     rows.push_back({.model = in.model_name,
                     .layer = layer,
                     .corpus = in.corpus_name,
@@ -295,30 +377,55 @@ UnitResult run_gate(const ExperimentInput& in) {
                     .params = gates[v].parameter_count(),
                     .auc = auc[v],
                     .pct_linear = 100.0 * eval.routed[v] / tokens,
-                    .ppl = ppl,
-                    .delta_pct = 100.0 * (ppl / ppl_base - 1.0),
-                    .ci_low = lo,
-                    .ci_high = hi,
+                    .ppl = gated.ppl,
+                    .delta_pct = gated.delta_pct,
+                    .ci_low = gated.ci_low,
+                    .ci_high = gated.ci_high,
                     .selected = static_cast<std::int64_t>(v == chosen),
                     .select_auc = select_auc[v],
                     .eval_auc = eval_auc[v],
                     .threshold = threshold,
                     .ppl_base = ppl_base,
                     .select_delta_pct = select_delta[v],
-                    .auc_pick = static_cast<std::int64_t>(v == auc_pick)});
+                    .auc_pick = static_cast<std::int64_t>(v == auc_pick),
+                    .random_delta_pct = random.delta_pct,
+                    .random_ci_low = random.ci_low,
+                    .random_ci_high = random.ci_high});
     gates[v].save(out, key + "/" + variants[v].name());
+  }
+  std::vector<GateCurveRow> curve;
+  for (std::int64_t k = 0; p.curve_steps > 0 && k <= p.curve_steps; ++k) {
+    const std::size_t r = 2 * V + static_cast<std::size_t>(k);
+    const Cost c = cost_of(r);
+    curve.push_back({.model = in.model_name,
+                     .layer = layer,
+                     .corpus = in.corpus_name,
+                     .step = k,
+                     .gate = variants[chosen].name(),
+                     .p_threshold = static_cast<double>(k) / static_cast<double>(p.curve_steps),
+                     .pct_linear = 100.0 * eval.routed[r] / tokens,
+                     .ppl = c.ppl,
+                     .delta_pct = c.delta_pct,
+                     .ci_low = c.ci_low,
+                     .ci_high = c.ci_high});
   }
   gates[chosen].save(out, key + "/chosen");
   out.arrays[key + "/threshold"] = {{1}, {threshold}};
   out.arrays[key + "/holdout"] = {{static_cast<std::int64_t>(hs.holdout.size())},
                                   std::vector<double>(hs.holdout.begin(), hs.holdout.end())};
   out.tables.push_back(gates_table().table(rows));
+  if (!curve.empty()) out.tables.push_back(gate_curve_table().table(curve));
   return out;
 }
 
 const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true};
 
 void cost_vs_share_table(const TableSet& tables, const std::vector<GateRow>& rows, std::vector<ReportTable>* out);
+
+// Random routing at the gate's share, or "-" for rows written before it.
+std::string random_cell(const GateRow& r) {
+  return std::isfinite(r.random_delta_pct) ? delta_cell(r.random_delta_pct, r.random_ci_low, r.random_ci_high) : "-";
+}
 
 // Cross-model summary from each layer's selected gate (chosen on the select split), then every
 // variant of every layer with the chosen one marked.
@@ -335,7 +442,7 @@ void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
     ReportTable summary{"gating_summary",
                         "Gating summary: each layer's gate chosen on the select split, reported on eval",
                         {"model", "corpus", "base PPL", "layers", "best layer", "best gate", "AUC", "Δ% [95% CI]",
-                         "% routed linear", "avg % routed linear"},
+                         "random at its share: Δ% [95% CI]", "% routed linear", "avg % routed linear"},
                         {},
                         kZeroNote};
     for (const auto& [key, group] : chosen) {
@@ -346,21 +453,21 @@ void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
           group.begin(), group.end(), [](const GateRow* x, const GateRow* y) { return x->delta_pct < y->delta_pct; });
       summary.rows.push_back({key.first, key.second, num(best.ppl_base, 6), std::to_string(group.size()),
                               std::to_string(best.layer), best.gate, num(best.auc, 3),
-                              delta_cell(best.delta_pct, best.ci_low, best.ci_high), pct(best.pct_linear),
-                              pct(share / static_cast<double>(group.size()))});
+                              delta_cell(best.delta_pct, best.ci_low, best.ci_high), random_cell(best),
+                              pct(best.pct_linear), pct(share / static_cast<double>(group.size()))});
     }
     out->push_back(std::move(summary));
   }
-  ReportTable per_layer{
-      "gates_per_layer",
-      "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
-      {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL", "Δ% [95% CI]"},
-      {},
-      kZeroNote};
+  ReportTable per_layer{"gates_per_layer",
+                        "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
+                        {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL",
+                         "Δ% [95% CI]", "random at its share: Δ% [95% CI]"},
+                        {},
+                        kZeroNote};
   for (const auto& r : rows)
     per_layer.rows.push_back({r.model, r.corpus, std::to_string(r.layer), r.gate + (r.selected == 1 ? " *" : ""),
                               std::to_string(r.params), num(r.auc, 3), num(r.select_auc, 3), pct(r.pct_linear),
-                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high)});
+                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high), random_cell(r)});
   out->push_back(std::move(per_layer));
   cost_vs_share_table(tables, rows, out);
 }
@@ -371,7 +478,7 @@ const std::string kDeltaAxis = "Δ perplexity (%)";
 const std::string kShareAxis = "positions routed to the surrogate (%)";
 
 // Another experiment's per-layer rows of (model, corpus) → layer → (Δ%, low, high), read by
-// column name: the all-linear table, and a random-routing table when a store has one.
+// column name (the all-linear table).
 struct LayerCost {
   double delta_pct = 0, ci_low = 0, ci_high = 0;
   bool interval = false;
@@ -420,21 +527,27 @@ ChartSeries chosen_cost_series(const std::vector<GateRow>& chosen) {
   return cost_series("chosen gate (95% CI)", by_layer);
 }
 
+// The chosen gates' random-routing baseline per layer (rows written before it have none).
+std::map<std::int64_t, LayerCost> random_costs(const std::vector<GateRow>& chosen) {
+  std::map<std::int64_t, LayerCost> out;
+  for (const auto& r : chosen)
+    if (std::isfinite(r.random_delta_pct)) out[r.layer] = {r.random_delta_pct, r.random_ci_low, r.random_ci_high, true};
+  return out;
+}
+
 // Fig. 2: per model, a panel per corpus: the all-linear cost and the chosen gate's hard-routed
-// cost per layer, rings where the gate beats the untouched model (Δ% < 0), and random routing
-// at the gate's share where the store has a `random_routing` table (model, corpus, layer,
-// delta_pct[, ci_low, ci_high]).
+// cost per layer, random routing at the gate's share, and rings where the gate beats the
+// untouched model (Δ% < 0).
 void gate_vs_all_linear(const FigureInput& in, const std::vector<GateRow>& rows, std::vector<Figure>* out) {
   const auto all_linear = layer_costs(in.tables, "all_linear");
-  const auto random = layer_costs(in.tables, "random_routing");
   std::map<std::string, SvgFigure> figures;
   for (const auto& [key, chosen] : chosen_rows(rows)) {
     SvgChart panel(key.second, "layer", kDeltaAxis);
     if (auto a = all_linear.find(key); a != all_linear.end())
       panel.add_series(cost_series("all-linear (95% CI)", a->second));
     panel.add_series(chosen_cost_series(chosen));
-    if (auto r = random.find(key); r != random.end())
-      panel.add_series(cost_series("random routing at the gate's share", r->second));
+    if (const auto random = random_costs(chosen); !random.empty())
+      panel.add_series(cost_series("random routing at the gate's share (95% CI)", random));
     ChartSeries beats;
     beats.label = "gate beats the untouched model (Δ% < 0)";
     beats.mark = Mark::kRings;
@@ -449,7 +562,8 @@ void gate_vs_all_linear(const FigureInput& in, const std::vector<GateRow>& rows,
                     "All-linear cost and the chosen gate's cost per layer: " + model,
                     "One panel per corpus. The all-linear cost replaces the layer's MLP at every position; the "
                     "chosen gate (picked on the select split) routes each position by its prediction, reported on "
-                    "the eval split. Rings mark layers where gating beats the untouched model.",
+                    "the eval split; random routing sends as many positions of each window, drawn uniformly. "
+                    "Rings mark layers where gating beats the untouched model.",
                     "", "Fig. 2"});
 }
 
@@ -497,8 +611,9 @@ void redistribution(const FigureInput& in, const std::vector<GateRow>& rows, std
                     "", "Fig. 5"});
 }
 
-// Cost against share per layer: the untouched model (0%, 0), every gate variant, and the
-// all-linear substitution (100%) where it ran, in order of share.
+// Cost against share per layer: the untouched model (0%, 0), every gate variant, the chosen
+// gate's threshold curve where it ran, and the all-linear substitution (100%) where it ran, in
+// order of share.
 struct SharePoint {
   double share = 0;
   std::string routing;
@@ -509,6 +624,11 @@ std::map<LayerKeyGate, std::vector<SharePoint>> share_curves(const TableSet& tab
   std::map<LayerKeyGate, std::vector<SharePoint>> out;
   for (const auto& r : rows)
     out[{r.model, r.corpus, r.layer}].push_back({r.pct_linear, r.gate, r.delta_pct, r.ci_low, r.ci_high});
+  if (const auto it = tables.find("gate_curve"); it != tables.end())
+    for (const auto& c : gate_curve_table().rows(it->second))
+      if (c.step > 0)  // step 0 routes every position: the all-linear point
+        out[{c.model, c.corpus, c.layer}].push_back(
+            {c.pct_linear, c.gate + " p > " + num(c.p_threshold, 2), c.delta_pct, c.ci_low, c.ci_high});
   for (auto& [key, points] : out) {
     points.push_back({0, "none (untouched model)", 0, 0, 0});
     const auto a = all_linear.find({std::get<0>(key), std::get<1>(key)});
@@ -536,8 +656,8 @@ void cost_vs_share_figures(const FigureInput& in, const std::vector<GateRow>& ro
     figures.try_emplace(key.first, "Cost against share routed linear: " + key.first, 2).first->second.add(panel);
   for (const auto& [model, fig] : figures)
     out->push_back({"cost_vs_share_" + safe_name(model), fig.render(), "Cost against share routed linear",
-                    "Per corpus and layer: the untouched model (0%), each gate variant at the share it routes, and "
-                    "the all-linear substitution (100%).",
+                    "Per corpus and layer: the untouched model (0%), each gate variant at the share it routes, the "
+                    "chosen gate with its probability threshold swept, and the all-linear substitution (100%).",
                     model, ""});
 }
 

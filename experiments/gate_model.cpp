@@ -175,9 +175,9 @@ at::Tensor Gate::logits(const at::Tensor& x) const {
   return {};
 }
 
-at::Tensor Gate::route(const at::Tensor& x) const {
+at::Tensor Gate::route(const at::Tensor& x, double min_logit) const {
   const auto d = x.size(-1);
-  return logits(x.reshape({-1, d})).gt(0).view(x.sizes().slice(0, x.dim() - 1));
+  return logits(x.reshape({-1, d})).gt(min_logit).view(x.sizes().slice(0, x.dim() - 1));
 }
 
 void Gate::save(UnitResult& unit, const std::string& prefix) const {

@@ -53,8 +53,9 @@ class Gate {
   // Logits [n] float64 for rows x [n, d] (any device; computed in float64). p = σ(logit);
   // routed linear iff p > 0.5, i.e. logit > 0.
   at::Tensor logits(const at::Tensor& x) const;
-  // x [B, T, d] -> bool mask [B, T], true where the surrogate replaces the MLP.
-  at::Tensor route(const at::Tensor& x) const;
+  // x [B, T, d] -> bool mask [B, T], true where the surrogate replaces the MLP: where the
+  // logit exceeds `min_logit` (0: p > 0.5; −∞: every position; +∞: none).
+  at::Tensor route(const at::Tensor& x, double min_logit = 0) const;
 
  private:
   GateVariant variant_;

@@ -19,6 +19,9 @@ Usage: check_references.py STORE
                    listed/found/still_listed/flipped recounted
   compound:        FLOPs saved recomputed from each model's config.json (d, d_ff, L, V), the share
                    routed and the chosen gates' variants, within relative 1e-12
+  gate baselines:  each threshold-curve point's share from numpy logits of the stored chosen gate
+                   on the captured eval X; its ends (all_linear's Δ%, the untouched model) and its
+                   p > 0.5 point (the gate's row) exactly; random routing inside its interval
 Exits 77 (skipped) when the Python packages are missing.
 """
 import json
@@ -269,18 +272,80 @@ def check_compound():
         total = 100 * saved / (n_layers * (8 * d * d + 4 * d * d_ff) + 2 * d * vocab)
         record("compound MLP FLOPs saved % (relative)", abs(mlp - row["mlp_flops_saved_pct"]) / abs(mlp), 1e-12)
         record("compound total FLOPs saved % (relative)", abs(total - row["total_flops_saved_pct"]) / abs(total), 1e-12)
+        assert row["random_ci_low"] <= row["random_delta_pct"] <= row["random_ci_high"], row
+        count += 1
+    return count
+
+
+def gate_logits(g, key, x):
+    """Logits of the gate stored under `key` (linear, pca:K or mlp:H) for the stored rows x, in
+    numpy, and per row a bound on how far the logit of the live float32 X can be: captures keep
+    X in float16, |x − fp16(x)| ≤ 2⁻¹¹|x| + 2⁻²⁵ per element (half an ulp, subnormals), and the
+    logit moves by at most Σ_i sensitivity_i · that, with sensitivity |w|/scale (linear),
+    |C|ᵀ|w|/scale (pca) or |P|ᵀ|v|/scale (mlp: ReLU is 1-Lipschitz); 1% more for the stored
+    |x| standing in for the live one."""
+    scale = g[f"{key}/scaler/scale"][:]
+    xs = (x - g[f"{key}/scaler/mean"][:]) / scale
+    if f"{key}/mlp/P" in g:
+        p, v = g[f"{key}/mlp/P"][:], g[f"{key}/mlp/v"][:]
+        z, sens = np.maximum(xs @ p.T, 0) @ v + g[f"{key}/mlp/c"][0], np.abs(p).T @ np.abs(v)
+    else:
+        w = g[f"{key}/logistic/weight"][:]
+        if f"{key}/pca/components" in g:
+            c = g[f"{key}/pca/components"][:]
+            xs, sens = (xs - g[f"{key}/pca/mean"][:]) @ c.T, np.abs(c).T @ np.abs(w)
+        else:
+            sens = np.abs(w)
+        z = xs @ w + g[f"{key}/logistic/bias"][0]
+    return z, 1.01 * ((np.abs(x) * 2.0**-11 + 2.0**-25) @ (sens / scale)) + 1e-9
+
+
+def check_baselines():
+    """The chosen gate's threshold curve: each point's share from numpy logits of the stored gate
+    on the captured eval X (a row within gate_logits' bound of the threshold may fall either
+    way); k = 0 is all_linear's Δ% exactly, p > 0.5 the gate's own row, the last point the
+    untouched model. Random routing lies in its interval."""
+    all_linear = {}
+    for f, _ in units("all_linear"):
+        for r in f["tables/all_linear"][:]:
+            all_linear[(r["model"].decode(), r["corpus"].decode(), int(r["layer"]))] = r["delta_pct"]
+    count = 0
+    for f, prov, rows, key in layer_units("gate", "gates", "gates"):
+        for r in rows:
+            assert r["random_ci_low"] <= r["random_delta_pct"] <= r["random_ci_high"], r
+        if "tables/gate_curve" not in f:
+            continue
+        layer, steps = prov["params"]["layer"], prov["params"]["curve_steps"]
+        curve = sorted(f["tables/gate_curve"][:], key=lambda c: c["step"])
+        chosen = [r for r in rows if r["selected"] == 1][0]
+        assert [int(c["step"]) for c in curve] == list(range(steps + 1)), curve
+        x, _, _ = captured(prov["deps"][0], "eval", layer)
+        z, band = gate_logits(f, f"{key}/chosen", x)
+        for c in curve:
+            t = c["p_threshold"]
+            edge = -np.inf if t <= 0 else np.inf if t >= 1 else np.log(t / (1 - t))
+            lo, hi = 100 * np.mean(z - band > edge), 100 * np.mean(z + band > edge)
+            assert lo - 1e-9 <= c["pct_linear"] <= hi + 1e-9, (c, lo, hi)
+            record("curve points decided by the float16 bound (share %)", hi - lo, 100)
+            if 2 * c["step"] == steps:
+                assert (c["pct_linear"], c["delta_pct"]) == (chosen["pct_linear"], chosen["delta_pct"]), (c, chosen)
+        assert curve[-1]["pct_linear"] == 0 and curve[-1]["delta_pct"] == 0, curve[-1]
+        cell = (rows["model"][0].decode(), rows["corpus"][0].decode(), layer)
+        if cell in all_linear:
+            assert curve[0]["delta_pct"] == all_linear[cell], (curve[0], all_linear[cell])
         count += 1
     return count
 
 
 n_gates, n_clusters, n_nofly, n_compound = check_gates(), check_clusters(), check_nofly(), check_compound()
-if min(n_gates, n_clusters, n_nofly, n_compound) == 0:
-    sys.exit(f"FAIL: store has {n_gates} gate, {n_clusters} clusters, {n_nofly} nofly, {n_compound} compound "
-             "results to check")
+n_curves = check_baselines()
+if min(n_gates, n_clusters, n_nofly, n_compound, n_curves) == 0:
+    sys.exit(f"FAIL: store has {n_gates} gate, {n_clusters} clusters, {n_nofly} nofly, {n_compound} compound, "
+             f"{n_curves} gate curve results to check")
 ratios = worst.pop("k-means inertia ratios")
 lbfgs = worst.pop("lbfgs")
 print(f"checked {n_gates} gate units, {n_clusters} clusters units, {n_nofly} nofly rows against scikit-learn/numpy/scipy, "
-      f"{n_compound} compound units' FLOPs against the models' config.json")
+      f"{n_compound} compound units' FLOPs against the models' config.json, {n_curves} gate curves against numpy")
 for name, value in sorted(worst.items()):
     print(f"  worst {name}: {value:.3g}")
 print(f"  k-means inertia ours/scikit-learn: min {min(ratios):.6f}, max {max(ratios):.6f}")

@@ -1,6 +1,10 @@
 // The gate experiment end to end on a fixture model; selection never reads the eval split.
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
 #include "experiments/capture_data.hpp"
 #include "experiments/gate_model.hpp"
 #include "orchestrator/plan.hpp"
@@ -102,5 +106,76 @@ TEST_CASE("gate: poisoning the eval split's labels does not change the selected 
     CHECK(after[i].selected == rows[i].selected);
     CHECK(after[i].select_auc == rows[i].select_auc);
     CHECK(after[i].auc == rows[i].auc);
+  }
+}
+
+namespace {
+
+// Column `c` of table `name` in the unit's tables, as doubles (integers converted), row by row.
+std::vector<double> column_of(const UnitResult& u, const std::string& name, const char* c) {
+  std::vector<double> out;
+  for (const auto& t : u.tables) {
+    if (t.name != name) continue;
+    const auto i = static_cast<std::size_t>(t.column_index(c));
+    for (const auto& r : t.rows)
+      out.push_back(std::holds_alternative<double>(r[i]) ? std::get<double>(r[i])
+                                                         : static_cast<double>(std::get<std::int64_t>(r[i])));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gate: the threshold curve runs from all-linear through the gate to the untouched model") {
+  ScratchDir dir;
+  test::write_text(dir / "spec.yaml",
+                   "store: " + (dir / "store") +
+                       "\ncontext: 32\nmodels: [{name: m, path: " + test::model_dir("tiny-gpt2") +
+                       "}]\ncorpora: [{name: c, path: " + test::tokens_file("tiny-gpt2") +
+                       "}]\nsplits:\n  fit: {start: 0, tokens: 1024}\n  gate: {start: 1024, tokens: 1024}\n"
+                       "  select: {start: 2048, tokens: 512}\n  eval: {start: 2560, tokens: 1024}\n"
+                       "layers: [1]\nexperiments:\n  all_linear: {bootstrap: 50}\n"
+                       "  gate: {variants: [linear, \"pca:4\"], bootstrap: 50, curve_steps: 4}\n");
+  RunOptions quiet;
+  quiet.quiet = true;
+  REQUIRE(run_sweep(dir / "spec.yaml", quiet) == 0);
+  const Plan plan = make_plan(load_spec(dir / "spec.yaml"));
+  const Store store = Store::open_read(dir / "store");
+  const UnitResult gate = store.read_unit(unit_of_kind(plan, "gate").id);
+  const UnitResult all_linear = store.read_unit(unit_of_kind(plan, "all_linear").id);
+
+  const std::vector<double> step = column_of(gate, "gate_curve", "step"),
+                            share = column_of(gate, "gate_curve", "pct_linear"),
+                            delta = column_of(gate, "gate_curve", "delta_pct");
+  REQUIRE(step == std::vector<double>{0, 1, 2, 3, 4});
+  // p > 0: every position, the all-linear substitution: the same affine map on the same windows
+  // in the same batches, selected whole by the routing, so the same floating-point operations.
+  CHECK(share[0] == 100.0);
+  REQUIRE(column_of(all_linear, "all_linear", "delta_pct").size() == 1);
+  CHECK(delta[0] == column_of(all_linear, "all_linear", "delta_pct")[0]);
+  // Raising the threshold only removes positions; p > 1 removes every one: the untouched model.
+  for (std::size_t k = 1; k < share.size(); ++k) CHECK(share[k] <= share[k - 1]);
+  CHECK(share[4] == 0.0);
+  CHECK(delta[4] == 0.0);
+  // p > 0.5 is the gate's own routing: its row, exactly.
+  const std::vector<GateRow> rows = gate_rows(gate);
+  const std::vector<double> selected = column_of(gate, "gates", "selected"),
+                            gate_share = column_of(gate, "gates", "pct_linear"),
+                            gate_delta = column_of(gate, "gates", "delta_pct");
+  const auto chosen = static_cast<std::size_t>(std::find(selected.begin(), selected.end(), 1.0) - selected.begin());
+  REQUIRE(chosen < rows.size());
+  CHECK(share[2] == gate_share[chosen]);
+  CHECK(delta[2] == gate_delta[chosen]);
+
+  // Random routing at each gate's share: a finite cost inside its own interval.
+  const std::vector<double> random = column_of(gate, "gates", "random_delta_pct"),
+                            low = column_of(gate, "gates", "random_ci_low"),
+                            high = column_of(gate, "gates", "random_ci_high");
+  REQUIRE(random.size() == rows.size());
+  for (std::size_t v = 0; v < rows.size(); ++v) {
+    INFO(rows[v].gate);
+    CHECK(std::isfinite(random[v]));
+    CHECK(low[v] <= random[v]);
+    CHECK(random[v] <= high[v]);
   }
 }

@@ -174,6 +174,9 @@ def check_fig2_fig5(out, gates, all_linear, compound):
                          f"fig2 {m} {c} chosen")
             check_points(s["all-linear (95% CI)"], {r["layer"]: (r["delta_pct"], r["ci_low"], r["ci_high"]) for r in al},
                          f"fig2 {m} {c} all-linear")
+            check_points(s["random routing at the gate's share (95% CI)"],
+                         {g["layer"]: (g["random_delta_pct"], g["random_ci_low"], g["random_ci_high"]) for g in ch},
+                         f"fig2 {m} {c} random routing")
             beats = {g["layer"]: (g["delta_pct"], math.nan, math.nan) for g in ch if g["delta_pct"] < 0}
             ring = "gate beats the untouched model (Δ% < 0)"
             if beats:
@@ -442,8 +445,9 @@ def check_tables(out, store):
         check(r["parameters"] == count_si(mr[0]["params"]) and r["layers"] == str(len(mr)), f"cross_scale.csv {r}")
     rows = list(csv.DictReader(open(f"{out}/csv/cost_vs_share.csv")))
     layers = {(g["model"], g["corpus"], g["layer"]) for g in gates}
-    check(len(rows) == len(gates) + 2 * len(layers), f"cost_vs_share.csv: {len(rows)} rows")
-    checked.append("tables: layer0, cross_scale, cost_vs_share against all_linear and gates rows")
+    curve = [c for c in table(store, "gate_curve") if c["step"] > 0]  # step 0 is the all-linear row
+    check(len(rows) == len(gates) + len(curve) + 2 * len(layers), f"cost_vs_share.csv: {len(rows)} rows")
+    checked.append("tables: layer0, cross_scale, cost_vs_share against all_linear, gates and gate_curve rows")
 
 
 class Page(html.parser.HTMLParser):
