@@ -130,6 +130,8 @@ TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
       {"bad_min_positive", "experiments:\n  nofly: {min_positive: 1.5}\n",
        "experiments.nofly.min_positive: 1.5 is out of range"},
       {"bad_compound_alone", "experiments:\n  compound: {}\n", "experiments.compound: needs experiments.gate"},
+      {"bad_curve_steps", "experiments:\n  gate: {curve_steps: 101}\n",
+       "experiments.gate.curve_steps: 101 is out of range (expected in [0, 100])"},
       {"bad_holdout_by", "experiments:\n  clusters: {holdout_by: column}\n",
        "experiments.clusters.holdout_by: 'column' is not one of window, row"},
       {"bad_compound_layer", "experiments:\n  gate: {}\n  compound: {layers: [9]}\n",
