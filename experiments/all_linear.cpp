@@ -15,6 +15,7 @@
 #include "experiments/experiment.hpp"
 #include "experiments/fit_units.hpp"
 #include "experiments/unit_data.hpp"
+#include "experiments/window_nll.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/figures.hpp"
 #include "presentation/section.hpp"
@@ -173,6 +174,10 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   }
   UnitResult out = unit_result(in);
   out.tables.push_back(all_linear_table().table(rows));
+  std::vector<std::pair<std::string, std::vector<double>>> series{{"base", base}};
+  for (std::size_t k = 0; k < L; ++k)
+    series.emplace_back("layer" + std::to_string(layers[k]), block(nll, 1 + k, count));
+  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "all_linear"), p.split, context, series);
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -53,6 +54,31 @@ double roc_auc(const std::vector<double>& score, const std::vector<std::uint8_t>
   if (positives == 0 || negatives == 0) return NAN;
   const double p = static_cast<double>(positives);
   return (positive_rank_sum - p * (p + 1) / 2) / (p * static_cast<double>(negatives));
+}
+
+std::pair<double, double> bootstrap_auc_interval(const std::vector<double>& score,
+                                                 const std::vector<std::uint8_t>& label,
+                                                 const std::vector<std::int64_t>& window, std::int64_t resamples,
+                                                 std::uint64_t seed) {
+  if (score.size() != label.size() || score.size() != window.size()) return {NAN, NAN};
+  std::map<std::int64_t, std::vector<std::size_t>> rows_of;  // window -> its rows, windows in order
+  for (std::size_t r = 0; r < window.size(); ++r) rows_of[window[r]].push_back(r);
+  std::vector<const std::vector<std::size_t>*> windows;
+  for (const auto& [w, rows] : rows_of) windows.push_back(&rows);
+  if (windows.empty() || resamples <= 0) return {NAN, NAN};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, windows.size() - 1);
+  std::vector<double> aucs, s;
+  std::vector<std::uint8_t> l;
+  for (std::int64_t b = 0; b < resamples; ++b) {
+    s.clear(), l.clear();
+    for (std::size_t i = 0; i < windows.size(); ++i)
+      for (std::size_t r : *windows[pick(rng)]) s.push_back(score[r]), l.push_back(label[r]);
+    const double auc = roc_auc(s, l);
+    if (!std::isnan(auc)) aucs.push_back(auc);
+  }
+  if (aucs.empty()) return {NAN, NAN};
+  return {percentile(aucs, 2.5), percentile(aucs, 97.5)};
 }
 
 double pearson_r(const std::vector<double>& x, const std::vector<double>& y) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace linsweep {
@@ -15,6 +16,17 @@ std::vector<std::uint8_t> gate_labels(const std::vector<double>& delta, double t
 // Area under the ROC curve of `score` for binary `label` (Mann–Whitney with average ranks for
 // ties; equals scikit-learn's roc_auc_score). NaN when a class is absent or sizes differ.
 double roc_auc(const std::vector<double>& score, const std::vector<std::uint8_t>& label);
+
+// 95% percentile bootstrap interval (numpy's linear interpolation) of roc_auc over windows:
+// the distinct values of `window` (one per row) are drawn with replacement `resamples` times
+// (mt19937_64 seeded with `seed`, std::uniform_int_distribution), each draw scoring every row of
+// every window drawn (twice when drawn twice). Rows of one window are not independent, so
+// windows, not rows, are the unit of resampling. Draws holding one class only are left out;
+// {NaN, NaN} when sizes differ or no draw is left.
+std::pair<double, double> bootstrap_auc_interval(const std::vector<double>& score,
+                                                 const std::vector<std::uint8_t>& label,
+                                                 const std::vector<std::int64_t>& window, std::int64_t resamples,
+                                                 std::uint64_t seed);
 
 // Pearson correlation (two-pass, as numpy.corrcoef). NaN when fewer than two values, sizes
 // differ, or a side is constant.

@@ -17,6 +17,7 @@
 #include "experiments/layer_params.hpp"
 #include "experiments/random_routing.hpp"
 #include "experiments/unit_data.hpp"
+#include "experiments/window_nll.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/section.hpp"
 #include "storage/table_def.hpp"
@@ -206,6 +207,8 @@ UnitResult run_compound(const ExperimentInput& in) {
       .random_ci_high = random_hi};
   UnitResult out = unit_result(in);
   out.tables.push_back(compound_table().table({row}));
+  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "compound"), p.split, context,
+                 {{"base", base}, {"gated", gated}, {"random", random}});
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "experiments/gate_model.hpp"
 #include "experiments/random_routing.hpp"
 #include "experiments/unit_data.hpp"
+#include "experiments/window_nll.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/figures.hpp"
 #include "presentation/section.hpp"
@@ -104,6 +105,7 @@ struct GateRow {
   double select_delta_pct = 0;
   std::int64_t auc_pick = 0;
   double random_delta_pct = 0, random_ci_low = 0, random_ci_high = 0;
+  double auc_ci_low = 0, auc_ci_high = 0;
 };
 
 const TableDef<GateRow>& gates_table() {
@@ -131,7 +133,9 @@ const TableDef<GateRow>& gates_table() {
                  "Δ% of random routing at the gate's share: in each eval window as many positions as the gate "
                  "routed, drawn uniformly")
           .added("random_ci_low", &GateRow::random_ci_low)
-          .added("random_ci_high", &GateRow::random_ci_high);
+          .added("random_ci_high", &GateRow::random_ci_high)
+          .added("auc_ci_low", &GateRow::auc_ci_low, "95% bootstrap interval of `auc`, hold-out windows resampled")
+          .added("auc_ci_high", &GateRow::auc_ci_high);
   return t;
 }
 const TableRegistrar kGatesTable{gates_table().schema()};
@@ -323,9 +327,13 @@ UnitResult run_gate(const ExperimentInput& in) {
                          ExitCode::kBadInput);
   std::vector<Gate> gates;
   std::vector<double> auc, select_auc, eval_auc;
+  std::vector<std::pair<double, double>> auc_interval;
+  const std::vector<std::int64_t> hold_windows = rows_of(gate_rows.window, hs.holdout);
   for (std::size_t v = 0; v < variants.size(); ++v) {
     gates.push_back(Gate::train(variants[v], x_train, y_train, training));
-    auc.push_back(roc_auc(to_vector(gates[v].logits(x_hold)), y_hold));
+    const std::vector<double> hold_scores = to_vector(gates[v].logits(x_hold));
+    auc.push_back(roc_auc(hold_scores, y_hold));
+    auc_interval.push_back(bootstrap_auc_interval(hold_scores, y_hold, hold_windows, p.bootstrap, seed));
     select_auc.push_back(roc_auc(to_vector(gates[v].logits(select_rows.x)), y_select));
     eval_auc.push_back(roc_auc(to_vector(gates[v].logits(eval_rows.x)), y_eval));  // reported only
   }
@@ -390,7 +398,9 @@ UnitResult run_gate(const ExperimentInput& in) {
                     .auc_pick = static_cast<std::int64_t>(v == auc_pick),
                     .random_delta_pct = random.delta_pct,
                     .random_ci_low = random.ci_low,
-                    .random_ci_high = random.ci_high});
+                    .random_ci_high = random.ci_high,
+                    .auc_ci_low = auc_interval[v].first,
+                    .auc_ci_high = auc_interval[v].second});
     gates[v].save(out, key + "/" + variants[v].name());
   }
   std::vector<GateCurveRow> curve;
@@ -410,6 +420,14 @@ UnitResult run_gate(const ExperimentInput& in) {
                      .ci_high = c.ci_high});
   }
   gates[chosen].save(out, key + "/chosen");
+  std::vector<std::pair<std::string, std::vector<double>>> series{{"base", base}};
+  for (std::size_t v = 0; v < V; ++v) {
+    series.emplace_back(variants[v].name(), eval.block_of(1 + v));
+    series.emplace_back("random/" + variants[v].name(), eval.block_of(1 + V + v));
+  }
+  for (std::int64_t k = 0; p.curve_steps > 0 && k <= p.curve_steps; ++k)
+    series.emplace_back("curve/" + std::to_string(k), eval.block_of(1 + 2 * V + static_cast<std::size_t>(k)));
+  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "gate", layer), p.split, context, series);
   out.arrays[key + "/threshold"] = {{1}, {threshold}};
   out.arrays[key + "/holdout"] = {{static_cast<std::int64_t>(hs.holdout.size())},
                                   std::vector<double>(hs.holdout.begin(), hs.holdout.end())};

@@ -31,6 +31,7 @@ struct TokenContextParams {
   std::int64_t seed = 0;
   double holdout = 0.3;
   std::string holdout_by = "window";
+  std::int64_t bootstrap = 1000;
 };
 
 const ParamSchema<TokenContextParams>& token_context_schema() {
@@ -40,7 +41,9 @@ const ParamSchema<TokenContextParams>& token_context_schema() {
           .add("seed", &TokenContextParams::seed, at_least(0), "seed of the hold-out and the gates (plus the layer)")
           .add("holdout", &TokenContextParams::holdout, fraction(), "share of the gate split held out for the AUC")
           .add("holdout_by", &TokenContextParams::holdout_by, one_of({"window", "row"}),
-               "hold-out drawn by window (all of a window's rows on one side) or by row (the paper's)");
+               "hold-out drawn by window (all of a window's rows on one side) or by row (the paper's)")
+          .add("bootstrap", &TokenContextParams::bootstrap, at_least(1),
+               "bootstrap resamples of hold-out windows for each AUC's 95% interval");
   return s;
 }
 
@@ -49,8 +52,9 @@ struct TokenContextUnitParams {
   double holdout = 0;
   std::string holdout_by;
   std::int64_t layer = 0;
+  std::int64_t bootstrap = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenContextUnitParams, seed, holdout, holdout_by, layer)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenContextUnitParams, seed, holdout, holdout_by, layer, bootstrap)
 
 struct TokenContextRow {
   std::string model;
@@ -60,6 +64,7 @@ struct TokenContextRow {
   std::string corpus;
   double e_norm = 0, c_norm = 0, cosine = 0;
   std::int64_t samples = 0;
+  double auc_ci_low = 0, auc_ci_high = 0;
 };
 
 const TableDef<TokenContextRow>& token_context_table() {
@@ -73,14 +78,17 @@ const TableDef<TokenContextRow>& token_context_table() {
           .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
           .added("c_norm", &TokenContextRow::c_norm, "mean ‖c‖")
           .added("cosine", &TokenContextRow::cosine, "mean cos(e, c)")
-          .added("samples", &TokenContextRow::samples, "captured rows of the gate split");
+          .added("samples", &TokenContextRow::samples, "captured rows of the gate split")
+          .added("auc_ci_low", &TokenContextRow::auc_ci_low,
+                 "95% bootstrap interval of `auc`, hold-out windows resampled")
+          .added("auc_ci_high", &TokenContextRow::auc_ci_high);
   return t;
 }
 const TableRegistrar kTokenContextTable{token_context_table().schema()};
 
 void expand_token_context(const TokenContextParams& p, PlanBuilder& b) {
   add_per_captured_layer(b, p.layers, "token_context", [&](std::int64_t layer) -> nlohmann::json {
-    return TokenContextUnitParams{p.seed, p.holdout, p.holdout_by, layer};
+    return TokenContextUnitParams{p.seed, p.holdout, p.holdout_by, layer, p.bootstrap};
   });
 }
 
@@ -133,22 +141,26 @@ UnitResult run_token_context(const ExperimentInput& in) {
   std::vector<TokenContextRow> out_rows;
   const double e_norm = e.norm(2, 1).mean().item<double>(), c_norm = c.norm(2, 1).mean().item<double>();
   const double cosine = at::cosine_similarity(e, c, 1).mean().item<double>();
-  auto add = [&](const std::string& variant, double auc) {
+  const std::vector<std::int64_t> hold_windows = rows_of(rows.window, hs.holdout);
+  auto add = [&](const std::string& variant, const std::vector<double>& hold_scores) {
+    const auto [lo, hi] = bootstrap_auc_interval(hold_scores, y_hold, hold_windows, p.bootstrap, seed);
     out_rows.push_back({.model = in.model_name,
                         .layer = layer,
                         .variant = variant,
-                        .auc = auc,
+                        .auc = roc_auc(hold_scores, y_hold),
                         .corpus = in.corpus_name,
                         .e_norm = e_norm,
                         .c_norm = c_norm,
                         .cosine = cosine,
-                        .samples = rows.size()});
+                        .samples = rows.size(),
+                        .auc_ci_low = lo,
+                        .auc_ci_high = hi});
   };
   GateTraining training;
   training.seed = seed;
   for (const auto& [name, features] : {std::pair<const char*, at::Tensor>{"X", x}, {"e", e}, {"c", c}}) {
     const Gate g = Gate::train(GateVariant{}, rows_of(features, hs.train), y_train, training);
-    add(name, roc_auc(to_vector(g.logits(rows_of(features, hs.holdout))), y_hold));
+    add(name, to_vector(g.logits(rows_of(features, hs.holdout))));
   }
   // Lookup: each token's label rate on the training rows; unseen tokens get the overall rate.
   std::map<std::int32_t, std::pair<double, double>> rate;  // token -> (positives, count)
@@ -167,8 +179,8 @@ UnitResult run_token_context(const ExperimentInput& in) {
     lookup.push_back(it == rate.end() ? overall : it->second.first / it->second.second);
     random.push_back(uniform(rng));
   }
-  add("token_lookup", roc_auc(lookup, y_hold));
-  add("random", roc_auc(random, y_hold));
+  add("token_lookup", lookup);
+  add("random", random);
 
   UnitResult out = unit_result(in);
   out.tables.push_back(token_context_table().table(out_rows));

@@ -22,6 +22,10 @@ Usage: check_references.py STORE
   gate baselines:  each threshold-curve point's share from numpy logits of the stored chosen gate
                    on the captured eval X; its ends (all_linear's Δ%, the untouched model) and its
                    p > 0.5 point (the gate's row) exactly; random routing inside its interval
+  AUC intervals:   each gate variant's hold-out AUC interval within the sampling error of numpy's
+                   own bootstrap over hold-out windows
+  per-window NLL:  every all_linear, gate and compound Δ% recomputed from the unit's stored
+                   per-window NLL sums within 1e-9 percentage points; window_start as the split
 Exits 77 (skipped) when the Python packages are missing.
 """
 import json
@@ -337,15 +341,90 @@ def check_baselines():
     return count
 
 
+def delta_from(nll, base, windows, context):
+    tokens = windows * (context - 1)
+    return 100 * (np.exp(np.sum(nll) / tokens) / np.exp(np.sum(base) / tokens) - 1)
+
+
+def check_window_nll():
+    """Every Δ% of all_linear, gate (variants, random routing, curve) and compound recomputed from
+    the unit's per-window NLL sums. numpy sums pairwise, linsweep in window order: the sums agree
+    to W·2⁻⁵³ relative, Δ% to ~1e-13 percentage points; 1e-9 bounds it. window_start is
+    split.start + i·context."""
+    count = 0
+    for kind, table in (("all_linear", "all_linear"), ("gate", "gates"), ("compound", "compound")):
+        for f, prov in units(kind):
+            p = prov["params"]
+            context, split = p["context"], p["split"]
+            rows = f[f"tables/{table}"][:]
+            model, corpus = rows["model"][0].decode(), rows["corpus"][0].decode()
+            key = f"arrays/nll/{model}/{corpus}/{kind}" + (f"/layer{p['layer']}" if kind == "gate" else "")
+            starts = f[f"{key}/window_start"][:]
+            w = split["tokens"] // context
+            assert np.array_equal(starts, split["start"] + context * np.arange(w)), (key, starts[:3])
+            base = f[f"{key}/base"][:]
+            pairs = []
+            if kind == "all_linear":
+                pairs = [(f"layer{r['layer']}", r["delta_pct"]) for r in rows]
+            elif kind == "gate":
+                for r in rows:
+                    g = r["gate"].decode()
+                    pairs += [(g, r["delta_pct"]), (f"random/{g}", r["random_delta_pct"])]
+                if "tables/gate_curve" in f:
+                    pairs += [(f"curve/{c['step']}", c["delta_pct"]) for c in f["tables/gate_curve"][:]]
+            else:
+                pairs = [("gated", rows[0]["delta_pct"]), ("random", rows[0]["random_delta_pct"])]
+            for name, delta in pairs:
+                record("Δ% from per-window NLL (abs, points)", abs(delta_from(f[f"{key}/{name}"][:], base, w, context) - delta), 1e-9)
+                count += 1
+    return count
+
+
+def check_auc_intervals():
+    """Each gate variant's hold-out AUC interval against numpy's own bootstrap over hold-out
+    windows (8000 draws of its default generator). Ours is the 2.5% and 97.5% quantile of B =
+    `bootstrap` draws; such a sample quantile lies, but for a chance of about 6e-5 each, within 4
+    binomial standard deviations of its level q: between numpy's quantiles at q ∓ 4·√(q(1−q)/B)."""
+    rng = np.random.default_rng(0)
+    count = 0
+    for f, prov, rows, key in layer_units("gate", "gates", "gates"):
+        layer, B = prov["params"]["layer"], prov["params"]["bootstrap"]
+        x, delta, _ = captured(prov["deps"][0], "gate", layer)
+        y, _ = labels_of(delta)
+        hold = f[f"{key}/holdout"][:].astype(np.int64)
+        _, window = np.unique(windows_of(prov["deps"][0], "gate", layer)[hold], return_inverse=True)
+        n_windows, yh = window.max() + 1, y[hold]
+        # A draw weights each row by how often its window was drawn; the AUC of weighted rows is
+        # Σ w_i w_j ([z_j < z_i] + ½[z_j = z_i]) over positive i, negative j, over Σw_i · Σw_j.
+        weight = rng.multinomial(n_windows, np.full(n_windows, 1 / n_windows), size=8000)[:, window]
+        wp, wn = weight[:, yh == 1], weight[:, yh == 0]
+        for r in rows:
+            z, _ = gate_logits(f, f"{key}/{r['gate'].decode()}", x[hold])
+            zp, zn = z[yh == 1], z[yh == 0]
+            beats = (zn[None, :] < zp[:, None]) + 0.5 * (zn[None, :] == zp[:, None])
+            both = (wp.sum(1) > 0) & (wn.sum(1) > 0)
+            draws = np.einsum("dp,pn,dn->d", wp[both], beats, wn[both]) / (wp[both].sum(1) * wn[both].sum(1))
+            record("gate AUC vs roc_auc_score, weights all 1 (abs)",
+                   abs(np.sum(beats) / (len(zp) * len(zn)) - roc_auc_score(yh, z)), 1e-12)
+            for q, ours in ((0.025, r["auc_ci_low"]), (0.975, r["auc_ci_high"])):
+                s = 4 * np.sqrt(q * (1 - q) / B)
+                lo, hi = np.quantile(draws, [max(q - s, 0), min(q + s, 1)])
+                assert lo <= ours <= hi, (key, r["gate"], q, ours, lo, hi)
+            count += 1
+    return count
+
+
 n_gates, n_clusters, n_nofly, n_compound = check_gates(), check_clusters(), check_nofly(), check_compound()
-n_curves = check_baselines()
-if min(n_gates, n_clusters, n_nofly, n_compound, n_curves) == 0:
+n_auc = check_auc_intervals()
+n_curves, n_window_nll = check_baselines(), check_window_nll()
+if min(n_gates, n_clusters, n_nofly, n_compound, n_curves, n_window_nll, n_auc) == 0:
     sys.exit(f"FAIL: store has {n_gates} gate, {n_clusters} clusters, {n_nofly} nofly, {n_compound} compound, "
              f"{n_curves} gate curve results to check")
 ratios = worst.pop("k-means inertia ratios")
 lbfgs = worst.pop("lbfgs")
 print(f"checked {n_gates} gate units, {n_clusters} clusters units, {n_nofly} nofly rows against scikit-learn/numpy/scipy, "
-      f"{n_compound} compound units' FLOPs against the models' config.json, {n_curves} gate curves against numpy")
+      f"{n_compound} compound units' FLOPs against the models' config.json, {n_curves} gate curves against numpy, "
+      f"{n_window_nll} Δ% from their per-window NLL, {n_auc} AUC intervals against numpy's bootstrap")
 for name, value in sorted(worst.items()):
     print(f"  worst {name}: {value:.3g}")
 print(f"  k-means inertia ours/scikit-learn: min {min(ratios):.6f}, max {max(ratios):.6f}")
