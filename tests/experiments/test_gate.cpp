@@ -47,21 +47,27 @@ const Unit& unit_of_kind(const Plan& plan, const std::string& kind) {
   throw;
 }
 
-}  // namespace
-
-TEST_CASE("gate: poisoning the eval split's labels does not change the selected variant") {
-  ScratchDir dir;
+// Writes dir/spec.yaml (tiny-gpt2, layer 1, its store in dir/store) with `experiments` (YAML
+// lines under `experiments:`) and runs it.
+void run_gate_sweep(const ScratchDir& dir, const std::string& experiments) {
   test::write_text(dir / "spec.yaml",
                    "store: " + (dir / "store") +
                        "\ncontext: 32\nmodels: [{name: m, path: " + test::model_dir("tiny-gpt2") +
                        "}]\ncorpora: [{name: c, path: " + test::tokens_file("tiny-gpt2") +
                        "}]\nsplits:\n  fit: {start: 0, tokens: 1024}\n  gate: {start: 1024, tokens: 1024}\n"
                        "  select: {start: 2048, tokens: 512}\n  eval: {start: 2560, tokens: 1024}\n"
-                       "layers: [1]\nexperiments:\n  gate: {variants: [linear, \"pca:4\", \"mlp:8\"], "
-                       "mlp_epochs: 60, bootstrap: 50}\n");
+                       "layers: [1]\nexperiments:\n" +
+                       experiments);
   RunOptions quiet;
   quiet.quiet = true;
   REQUIRE(run_sweep(dir / "spec.yaml", quiet) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("gate: poisoning the eval split's labels does not change the selected variant") {
+  ScratchDir dir;
+  run_gate_sweep(dir, "  gate: {variants: [linear, \"pca:4\", \"mlp:8\"], mlp_epochs: 60, bootstrap: 50}\n");
   const SweepSpec spec = load_spec(dir / "spec.yaml");
   const Plan plan = make_plan(spec);
   const Unit& gate = unit_of_kind(plan, "gate");
@@ -128,17 +134,8 @@ std::vector<double> column_of(const UnitResult& u, const std::string& name, cons
 
 TEST_CASE("gate: the threshold curve runs from all-linear through the gate to the untouched model") {
   ScratchDir dir;
-  test::write_text(dir / "spec.yaml",
-                   "store: " + (dir / "store") +
-                       "\ncontext: 32\nmodels: [{name: m, path: " + test::model_dir("tiny-gpt2") +
-                       "}]\ncorpora: [{name: c, path: " + test::tokens_file("tiny-gpt2") +
-                       "}]\nsplits:\n  fit: {start: 0, tokens: 1024}\n  gate: {start: 1024, tokens: 1024}\n"
-                       "  select: {start: 2048, tokens: 512}\n  eval: {start: 2560, tokens: 1024}\n"
-                       "layers: [1]\nexperiments:\n  all_linear: {bootstrap: 50}\n"
-                       "  gate: {variants: [linear, \"pca:4\"], bootstrap: 50, curve_steps: 4}\n");
-  RunOptions quiet;
-  quiet.quiet = true;
-  REQUIRE(run_sweep(dir / "spec.yaml", quiet) == 0);
+  run_gate_sweep(
+      dir, "  all_linear: {bootstrap: 50}\n  gate: {variants: [linear, \"pca:4\"], bootstrap: 50, curve_steps: 4}\n");
   const Plan plan = make_plan(load_spec(dir / "spec.yaml"));
   const Store store = Store::open_read(dir / "store");
   const UnitResult gate = store.read_unit(unit_of_kind(plan, "gate").id);
