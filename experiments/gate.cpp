@@ -1,7 +1,8 @@
 // `gate`: per layer, gates trained on the gate split's captured X and δ labels, one variant
 // chosen on the select split (by its hard-routed Δ%, or by AUC), every variant's hard-routed
-// perplexity on the eval split (docs/methods.md, "Gates"). The eval split never influences
-// training or the choice.
+// perplexity on the eval split beside random routing at its share, and the chosen gate's
+// threshold curve (docs/methods.md, "Gates"). The eval split never influences training or the
+// choice.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
