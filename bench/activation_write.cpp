@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
         ActivationWriter w(path, d, opt);
         for (std::int64_t done = 0; done < rows; done += batch) {
           const std::int64_t n = std::min(batch, rows - done);
-          w.append(x.data(), nullptr, nullptr, ids.data(), win.data(), pos.data(), n);
+          w.append({.x = x.data(), .token_ids = ids.data(), .window = win.data(), .position = pos.data(), .rows = n});
         }
         w.close();
       }

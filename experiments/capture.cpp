@@ -127,8 +127,10 @@ UnitResult run_capture(const ExperimentInput& in) {
       const auto rows = static_cast<std::size_t>(n * per_window);
       std::vector<double> window_nll(static_cast<std::size_t>(n)), full(rows), lin(rows);
       score_hidden(model, model.final_norm(h), ids, window_nll.data(), full.data());
-      // Row r = window i, position t (t = 0..T−2): the token at t, its window, t.
+      // Row r = window i, position t (t = 0..T−2): the token at t, the next one (what δ
+      // scores), its window, t.
       const at::Tensor ids_cpu = ids.slice(1, 0, per_window).to(at::kCPU, at::kInt).contiguous();
+      const at::Tensor next_cpu = ids.slice(1, 1, context).to(at::kCPU, at::kInt).contiguous();
       std::vector<std::int64_t> window(rows);
       std::vector<std::int32_t> position(rows);
       for (std::size_t r = 0; r < rows; ++r) {
@@ -145,8 +147,13 @@ UnitResult run_capture(const ExperimentInput& in) {
         model.hook(layers[k]).use_mlp();
         std::vector<float> delta(rows);
         for (std::size_t r = 0; r < rows; ++r) delta[r] = static_cast<float>(lin[r] - full[r]);
-        writers[k]->append(xs[k].data_ptr<float>(), nullptr, delta.data(), ids_cpu.data_ptr<std::int32_t>(),
-                           window.data(), position.data(), static_cast<std::int64_t>(rows));
+        writers[k]->append({.x = xs[k].data_ptr<float>(),
+                            .delta = delta.data(),
+                            .token_ids = ids_cpu.data_ptr<std::int32_t>(),
+                            .next_token_ids = next_cpu.data_ptr<std::int32_t>(),
+                            .window = window.data(),
+                            .position = position.data(),
+                            .rows = static_cast<std::int64_t>(rows)});
       }
     }
     for (auto& w : writers) w->close();

@@ -19,6 +19,7 @@ CapturedRows read_captured(const StoreLayout& store, const UnitResult& capture, 
   CapturedRows out;
   std::vector<at::Tensor> xs;
   std::int64_t d = -1;
+  bool every_part_has_next = true;
   for (std::int64_t p = 0; p < parts; ++p) {
     const std::string path = store.activation_shard(capture.unit_id, split, layer, p);
     const ActivationReader r(path);
@@ -30,9 +31,13 @@ CapturedRows read_captured(const StoreLayout& store, const UnitResult& capture, 
     xs.push_back(at::from_blob(x.data(), {n, d}, at::kFloat).clone());
     for (float v : r.delta(0, n)) out.delta.push_back(v);
     for (auto v : r.token_ids(0, n)) out.token_ids.push_back(v);
+    every_part_has_next = every_part_has_next && r.has_next_token_ids();
+    if (every_part_has_next)
+      for (auto v : r.next_token_ids(0, n)) out.next_token_ids.push_back(v);
     for (auto v : r.position(0, n)) out.position.push_back(v);
     for (auto v : r.window(0, n)) out.window.push_back(v);
   }
+  if (!every_part_has_next) out.next_token_ids.clear();
   out.x = at::cat(xs, 0);
   return out;
 }

@@ -20,8 +20,10 @@ struct CapturedRows {
   at::Tensor x;                         // [n, d] float32 (MLP input after its LayerNorm)
   std::vector<double> delta;            // δ_t = nll_lin(t) − nll_full(t)
   std::vector<std::int32_t> token_ids;  // the token at t
-  std::vector<std::int32_t> position;   // t
-  std::vector<std::int64_t> window;     // window index within the split
+  // The token at t + 1, the one δ scores; empty when any part has no next_token_ids dataset.
+  std::vector<std::int32_t> next_token_ids;
+  std::vector<std::int32_t> position;  // t
+  std::vector<std::int64_t> window;    // window index within the split
   std::int64_t size() const noexcept { return static_cast<std::int64_t>(delta.size()); }
 };
 

@@ -65,7 +65,10 @@ ActivationWriter::ActivationWriter(std::string path, std::int64_t d, ActivationO
                                                           : H5T_STD_U16LE;
   x_ = create_dataset(file_, "X", xtype, 2, d_, opt_);
   if (opt_.with_y) y_ = create_dataset(file_, "Y", xtype, 2, d_, opt_);
-  if (opt_.with_delta) delta_ = create_dataset(file_, "delta", H5T_IEEE_F32LE, 1, 1, opt_);
+  if (opt_.with_delta) {
+    delta_ = create_dataset(file_, "delta", H5T_IEEE_F32LE, 1, 1, opt_);
+    next_ids_ = create_dataset(file_, "next_token_ids", H5T_STD_I32LE, 1, 1, opt_);
+  }
   ids_ = create_dataset(file_, "token_ids", H5T_STD_I32LE, 1, 1, opt_);
   window_ = create_dataset(file_, "window", H5T_STD_I64LE, 1, 1, opt_);
   position_ = create_dataset(file_, "position", H5T_STD_I32LE, 1, 1, opt_);
@@ -79,9 +82,11 @@ ActivationWriter::ActivationWriter(std::string path, std::int64_t d, ActivationO
   write_string_attribute(file_, "unit", what.unit);
   write_string_attribute(x_, "meaning", "the MLP's input at the row's position (the normalised residual entering it)");
   if (y_.valid()) write_string_attribute(y_, "meaning", "the MLP's output at the row's position");
-  if (delta_.valid())
+  if (delta_.valid()) {
     write_string_attribute(delta_, "meaning",
                            "nll_linear - nll_full of the next token when this layer's MLP is its affine surrogate");
+    write_string_attribute(next_ids_, "meaning", "the next token id: the one whose NLL delta measures");
+  }
   write_string_attribute(ids_, "meaning", "the input token id at the row's position (the one the MLP sees)");
   write_string_attribute(window_, "meaning", "the window's index in the split (row-major windows of `context` tokens)");
   write_string_attribute(position_, "meaning", "the position in the window, 0..context-2 (those with a next token)");
@@ -93,7 +98,7 @@ ActivationWriter::ActivationWriter(std::string path, std::int64_t d, ActivationO
 
 ActivationWriter::~ActivationWriter() {
   if (closed_) return;
-  x_.reset(), y_.reset(), delta_.reset(), ids_.reset(), window_.reset(), position_.reset();
+  x_.reset(), y_.reset(), delta_.reset(), next_ids_.reset(), ids_.reset(), window_.reset(), position_.reset();
   file_.reset();
   std::remove(tmp_.c_str());
 }
@@ -110,12 +115,13 @@ void ActivationWriter::extend(H5Id& ds, int rank, hid_t mem_type, const void* da
   H5_CHECK(H5Dwrite(ds, mem_type, mspace, fspace, H5P_DEFAULT, data));
 }
 
-void ActivationWriter::append(const float* x, const float* y, const float* delta, const std::int32_t* token_ids,
-                              const std::int64_t* window, const std::int32_t* position, std::int64_t rows) {
+void ActivationWriter::append(const ActivationRows& in) {
   if (closed_) throw StorageError(path_ + ": append after close");
+  const std::int64_t rows = in.rows;
   if (rows <= 0) return;
-  if ((opt_.with_y && y == nullptr) || (opt_.with_delta && delta == nullptr))
-    throw StorageError(path_ + ": append without the Y or delta the shard was created with");
+  if (in.x == nullptr || in.token_ids == nullptr || in.window == nullptr || in.position == nullptr ||
+      (opt_.with_y && in.y == nullptr) || (opt_.with_delta && (in.delta == nullptr || in.next_token_ids == nullptr)))
+    throw StorageError(path_ + ": append without an array the shard was created with");
   auto write_matrix = [&](H5Id& ds, const float* src) {
     if (opt_.dtype == ActivationDType::kFloat32) {
       extend(ds, 2, H5T_NATIVE_FLOAT, src, rows, d_);
@@ -131,12 +137,15 @@ void ActivationWriter::append(const float* x, const float* y, const float* delta
       extend(ds, 2, H5T_NATIVE_UINT16, scratch_.data(), rows, d_);
     }
   };
-  write_matrix(x_, x);
-  if (opt_.with_y) write_matrix(y_, y);
-  if (opt_.with_delta) extend(delta_, 1, H5T_NATIVE_FLOAT, delta, rows, 1);
-  extend(ids_, 1, H5T_NATIVE_INT32, token_ids, rows, 1);
-  extend(window_, 1, H5T_NATIVE_INT64, window, rows, 1);
-  extend(position_, 1, H5T_NATIVE_INT32, position, rows, 1);
+  write_matrix(x_, in.x);
+  if (opt_.with_y) write_matrix(y_, in.y);
+  if (opt_.with_delta) {
+    extend(delta_, 1, H5T_NATIVE_FLOAT, in.delta, rows, 1);
+    extend(next_ids_, 1, H5T_NATIVE_INT32, in.next_token_ids, rows, 1);
+  }
+  extend(ids_, 1, H5T_NATIVE_INT32, in.token_ids, rows, 1);
+  extend(window_, 1, H5T_NATIVE_INT64, in.window, rows, 1);
+  extend(position_, 1, H5T_NATIVE_INT32, in.position, rows, 1);
   rows_ += rows;
 }
 
@@ -144,7 +153,7 @@ void ActivationWriter::close() {
   if (closed_) return;
   write_int_attribute(file_, "rows", rows_);
   x_.close("H5Dclose(X)");
-  y_.reset(), delta_.reset(), ids_.reset(), window_.reset(), position_.reset();
+  y_.reset(), delta_.reset(), next_ids_.reset(), ids_.reset(), window_.reset(), position_.reset();
   file_.close("H5Fclose(activation shard)");
   int fd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 || ::fsync(fd) != 0) {
@@ -189,6 +198,7 @@ ActivationReader::ActivationReader(const std::string& path) : path_(path) {
     x_ = open("X", 2, true);
     y_ = open("Y", 2, false);
     delta_ = open("delta", 1, false);
+    next_ids_ = open("next_token_ids", 1, false);
     ids_ = open("token_ids", 1, true);
     window_ = open("window", 1, true);
     position_ = open("position", 1, true);
@@ -251,6 +261,10 @@ std::vector<float> ActivationReader::delta(std::int64_t b, std::int64_t c) const
 }
 std::vector<std::int32_t> ActivationReader::token_ids(std::int64_t b, std::int64_t c) const {
   return column<std::int32_t>(ids_, H5T_NATIVE_INT32, b, c);
+}
+std::vector<std::int32_t> ActivationReader::next_token_ids(std::int64_t b, std::int64_t c) const {
+  if (!next_ids_.valid()) throw StorageError(path_ + ": shard has no next_token_ids", ExitCode::kBadInput);
+  return column<std::int32_t>(next_ids_, H5T_NATIVE_INT32, b, c);
 }
 std::vector<std::int64_t> ActivationReader::window(std::int64_t b, std::int64_t c) const {
   return column<std::int64_t>(window_, H5T_NATIVE_INT64, b, c);

@@ -1,4 +1,5 @@
-// Chunked HDF5 activation shards: X (and optionally Y), δ, token ids, window and position.
+// Chunked HDF5 activation shards: X (and optionally Y), δ with the token it scores, token ids,
+// window and position.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +32,25 @@ struct ActivationOptions {
   std::int64_t chunk_rows = 1024;
 };
 
+// One append's rows, every array `rows` long (x and y rows·d, row-major float32); the writer
+// reads them during the call only.
+struct ActivationRows {
+  const float* x = nullptr;
+  const float* y = nullptr;                      // required when the shard has Y
+  const float* delta = nullptr;                  // required when the shard has δ
+  const std::int32_t* token_ids = nullptr;       // the input token at the row's position
+  const std::int32_t* next_token_ids = nullptr;  // required with δ: the next token, the one δ scores
+  const std::int64_t* window = nullptr;
+  const std::int32_t* position = nullptr;
+  std::int64_t rows = 0;
+};
+
 // Streams rows into `path` (one writer per file; written to a temporary name and renamed on
 // close(), so a reader never sees a half-written shard). Datasets, all with `rows` first:
 //   X [rows, d] (float16 as an IEEE half type, float32, or bfloat16 bits as uint16 with
-//   attribute encoding="bfloat16"), Y likewise when with_y, delta [rows] float32 when
-//   with_delta, token_ids [rows] int32, window [rows] int64, position [rows] int32. Root
+//   attribute encoding="bfloat16"), Y likewise when with_y, delta [rows] float32 and
+//   next_token_ids [rows] int32 when with_delta, token_ids [rows] int32, window [rows] int64,
+//   position [rows] int32. Root
 //   attributes: dtype, d, rows, and options.describes (model, corpus, split, layer, unit);
 //   every dataset has a `meaning` attribute.
 // Only the rows of one append are buffered (converted), never a whole layer. Not thread safe.
@@ -46,9 +61,8 @@ class ActivationWriter {
   ActivationWriter(const ActivationWriter&) = delete;
   ActivationWriter& operator=(const ActivationWriter&) = delete;
 
-  // x and y: rows·d float32, row-major; y/delta may be null when not configured.
-  void append(const float* x, const float* y, const float* delta, const std::int32_t* token_ids,
-              const std::int64_t* window, const std::int32_t* position, std::int64_t rows);
+  // Throws StorageError when an array the shard was created with is null, or after close().
+  void append(const ActivationRows& rows);
   // Flushes, fsyncs, renames into place and fsyncs the directory. Throws StorageError.
   void close();
   std::int64_t rows() const noexcept { return rows_; }
@@ -60,7 +74,7 @@ class ActivationWriter {
   std::int64_t d_;
   ActivationOptions opt_;
   std::int64_t rows_ = 0;
-  H5Id file_, x_, y_, delta_, ids_, window_, position_;
+  H5Id file_, x_, y_, delta_, next_ids_, ids_, window_, position_;
   H5Id half_type_;
   std::vector<std::uint16_t> scratch_;
   bool closed_ = false;
@@ -76,6 +90,7 @@ class ActivationReader {
   std::int64_t d() const noexcept { return d_; }
   bool has_y() const noexcept { return y_.valid(); }
   bool has_delta() const noexcept { return delta_.valid(); }
+  bool has_next_token_ids() const noexcept { return next_ids_.valid(); }
   ActivationDType dtype() const noexcept { return dtype_; }
 
   // Rows [begin, begin + count) as float32, count·d values. Throws on a range past the end.
@@ -83,6 +98,8 @@ class ActivationReader {
   std::vector<float> y(std::int64_t begin, std::int64_t count) const;
   std::vector<float> delta(std::int64_t begin, std::int64_t count) const;
   std::vector<std::int32_t> token_ids(std::int64_t begin, std::int64_t count) const;
+  // Throws StorageError(kBadInput) when the shard has no next_token_ids (likewise y and delta).
+  std::vector<std::int32_t> next_token_ids(std::int64_t begin, std::int64_t count) const;
   std::vector<std::int64_t> window(std::int64_t begin, std::int64_t count) const;
   std::vector<std::int32_t> position(std::int64_t begin, std::int64_t count) const;
 
@@ -93,7 +110,7 @@ class ActivationReader {
   void check_range(std::int64_t begin, std::int64_t count) const;
 
   std::string path_;
-  H5Id file_, x_, y_, delta_, ids_, window_, position_;
+  H5Id file_, x_, y_, delta_, next_ids_, ids_, window_, position_;
   std::int64_t rows_ = 0, d_ = 0;
   ActivationDType dtype_ = ActivationDType::kFloat16;
 };

@@ -7,7 +7,7 @@ from .errors import StoreError
 from .frames import decode
 
 # The per-row columns of a shard, besides the activations X and Y.
-ROW_COLUMNS = ("token_ids", "window", "position", "delta")
+ROW_COLUMNS = ("token_ids", "next_token_ids", "window", "position", "delta")
 
 
 def bfloat16_to_float32(bits):
@@ -65,6 +65,6 @@ class Shard:
         return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
 
     def frame(self):
-        """The per-row columns (token_ids, window, position, delta where stored) as a DataFrame:
-        e.g. per-window sums of δ are `shard.frame().groupby("window").delta.sum()`."""
+        """The per-row columns (token_ids, next_token_ids, window, position, delta where stored)
+        as a DataFrame: e.g. per-window sums of δ are `shard.frame().groupby("window").delta.sum()`."""
         return pd.DataFrame({c: self[c] for c in ROW_COLUMNS if c in self.names})

@@ -2,7 +2,8 @@
 """Checks a store's measurement results against scikit-learn, numpy and scipy on the same
 stored activations (read with h5py; no project code).
 
-Usage: check_references.py STORE
+Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compound auc_intervals
+                                                gate_curves window_nll; default all)
   gate (linear):   threshold and labels; StandardScaler; LogisticRegression(C=1.0, tol=1e-10,
                    max_iter=10000, solver="newton-cg") coefficients within relative 1e-4
                    (max |Δ| / max |w|); the stored hold-out AUC equals roc_auc_score within 1e-9.
@@ -15,8 +16,11 @@ Usage: check_references.py STORE
                    windows held out
   clusters:        PCA (svd_solver="full") explained variance ratio within 1e-6; k-means inertia no worse than
                    KMeans with the same n_init (relative 1e-9 slack)
-  nofly:           Pearson r equals numpy.corrcoef within 1e-12 (scipy.stats.pearsonr too);
-                   listed/found/still_listed/flipped recounted
+  nofly:           tokens keyed by the next token (checked against the next row and, on npy
+                   corpora, the token stream) or the input token; thresholds (absolute or top
+                   share) and listed/found/still_listed/flipped/shared recounted; both Pearson r
+                   (over shared and over found tokens) equal numpy.corrcoef within 1e-12 (scipy
+                   .stats.pearsonr too)
   compound:        FLOPs saved recomputed from each model's config.json (d, d_ff, L, V), the share
                    routed and the chosen gates' variants, within relative 1e-12
   gate baselines:  each threshold-curve point's share from numpy logits of the stored chosen gate
@@ -214,27 +218,87 @@ def per_token(delta, tok):
     return out
 
 
+def spec_corpus(name):
+    """(path, format) of corpus `name` in the store's spec.yaml, the path resolved against
+    examples/ (where the fixture specs live)."""
+    import re
+    with open(f"{store}/spec.yaml") as f:
+        m = re.search(r"\{name: " + re.escape(name) + r", path: ([^,]+), format: (\w+)\}", f.read())
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", "..", "examples", m.group(1))), m.group(2)
+
+
+def predicted_tokens(capture_id, split, layer):
+    """Each captured row's next token, the one its δ scores. Every row but a window's last is
+    checked against the input token of the row after it; on an npy corpus every row is checked
+    against the token stream itself (the window's start + t + 1)."""
+    with Unit(f"{store}/units/{capture_id}.h5") as u:
+        n = int(u["arrays/capture/parts"][0])
+        prov = json.loads(u.attrs["params"])
+    cols = {k: [] for k in ("token_ids", "next_token_ids", "window", "position")}
+    for p in range(n):
+        with h5py.File(f"{store}/activations/{capture_id}/{split}/layer{layer}.part{p}.h5", "r") as f:
+            for k in cols:
+                cols[k].append(f[k][:])
+    tok, nxt, win, pos = (np.concatenate(cols[k]) for k in cols)
+    follows = (win[1:] == win[:-1]) & (pos[1:] == pos[:-1] + 1)
+    assert np.array_equal(nxt[:-1][follows], tok[1:][follows]), (capture_id, "next_token_ids vs the next row")
+    path, fmt = spec_corpus(prov["slot"].split("/")[2])
+    if fmt == "npy":
+        stream, sp = np.load(path), prov["params"]["splits"][split]
+        at = sp["start"] + prov["params"]["context"] * win + pos
+        assert np.array_equal(tok, stream[at]) and np.array_equal(nxt, stream[at + 1]), (capture_id, "vs the corpus")
+    return nxt
+
+
+def list_threshold(tokens, min_count, p):
+    if p["top"] <= 0:
+        return p["min_mean_delta"]
+    means = sorted((m for n, m, _ in tokens.values() if n >= min_count), reverse=True)
+    k = int(np.ceil(p["top"] * len(means)))
+    return means[k - 1] if k > 0 else np.inf
+
+
+def is_listed(t, min_count, threshold, p):
+    n, m, pos = t
+    above = (m >= threshold and m > 0) if p["top"] > 0 else m > threshold
+    return n >= min_count and above and pos > p["min_positive"] * n
+
+
 def check_nofly():
     count = 0
     for f, prov in units("nofly"):
         p = prov["params"]
         layer = p["layer"]
-        src = per_token(*captured(prov["deps"][0], "gate", layer)[1:])
-        listed = [t for t, (n, m, pos) in src.items() if n >= p["min_count"] and m > p["min_mean_delta"] and pos > p["min_positive"] * n]
+
+        def tokens_of(cap):
+            _, delta, tok = captured(cap, "gate", layer)
+            return per_token(delta, predicted_tokens(cap, "gate", layer) if p["key"] == "predicted" else tok)
+
+        src = tokens_of(prov["deps"][0])
+        threshold = list_threshold(src, p["min_count"], p)
+        listed = [t for t in src if is_listed(src[t], p["min_count"], threshold, p)]
         rows = f["tables/nofly"][:]
         for k, cap in enumerate(prov["deps"][1:]):
-            tgt = per_token(*captured(cap, "gate", layer)[1:])
+            tgt = tokens_of(cap)
             row = rows[rows["target"] == p["corpora"][k + 1].encode()][0]
+            target_threshold = list_threshold(tgt, p["min_found"], p)
             found = [t for t in listed if t in tgt and tgt[t][0] >= p["min_found"]]
-            still = [t for t in found if tgt[t][1] > p["min_mean_delta"] and tgt[t][2] > p["min_positive"] * tgt[t][0]]
+            still = [t for t in found if is_listed(tgt[t], p["min_found"], target_threshold, p)]
             flipped = [t for t in found if tgt[t][1] < 0]
-            assert (row["listed"], row["found"], row["still_listed"], row["flipped"]) == (len(listed), len(found), len(still), len(flipped)), row
             both = [t for t in src if src[t][0] >= p["min_found"] and t in tgt and tgt[t][0] >= p["min_found"]]
-            a = np.array([src[t][1] for t in both])
-            b = np.array([tgt[t][1] for t in both])
-            r = np.corrcoef(a, b)[0, 1]
-            record("Pearson r vs numpy.corrcoef (abs)", abs(r - row["pearson_r"]), 1e-12)
-            record("Pearson r vs scipy.stats.pearsonr (abs)", abs(scipy.stats.pearsonr(a, b)[0] - row["pearson_r"]), 1e-12)
+            assert row["key"].decode() == p["key"], row
+            assert (row["listed"], row["found"], row["still_listed"], row["flipped"], row["shared"]) == \
+                (len(listed), len(found), len(still), len(flipped), len(both)), (row, p)
+            record("nofly thresholds (abs)", max(abs(row["threshold"] - threshold),
+                                                 abs(row["target_threshold"] - target_threshold)), 1e-12)
+            for name, tokens in (("pearson_r", both), ("pearson_r_listed", found)):
+                a, b = np.array([src[t][1] for t in tokens]), np.array([tgt[t][1] for t in tokens])
+                if len(tokens) < 2 or np.std(a) == 0 or np.std(b) == 0:
+                    assert np.isnan(row[name]), (name, row)
+                    continue
+                record("Pearson r vs numpy.corrcoef (abs)", abs(np.corrcoef(a, b)[0, 1] - row[name]), 1e-12)
+                record("Pearson r vs scipy.stats.pearsonr (abs)", abs(scipy.stats.pearsonr(a, b)[0] - row[name]), 1e-12)
             count += 1
     return count
 
@@ -421,19 +485,18 @@ def check_auc_intervals():
             count += 1
     return count
 
-n_gates, n_clusters, n_nofly, n_compound = check_gates(), check_clusters(), check_nofly(), check_compound()
-n_auc = check_auc_intervals()
-n_curves, n_window_nll = check_baselines(), check_window_nll()
-if min(n_gates, n_clusters, n_nofly, n_compound, n_curves, n_window_nll, n_auc) == 0:
-    sys.exit(f"FAIL: store has {n_gates} gate, {n_clusters} clusters, {n_nofly} nofly, {n_compound} compound, "
-             f"{n_curves} gate curve results to check")
-ratios = worst.pop("k-means inertia ratios")
-lbfgs = worst.pop("lbfgs")
-print(f"checked {n_gates} gate units, {n_clusters} clusters units, {n_nofly} nofly rows against scikit-learn/numpy/scipy, "
-      f"{n_compound} compound units' FLOPs against the models' config.json, {n_curves} gate curves against numpy, "
-      f"{n_window_nll} Δ% from their per-window NLL, {n_auc} AUC intervals against numpy's bootstrap")
+checks = {"gates": check_gates, "clusters": check_clusters, "nofly": check_nofly, "compound": check_compound,
+          "auc_intervals": check_auc_intervals, "gate_curves": check_baselines, "window_nll": check_window_nll}
+chosen = sys.argv[2:] or list(checks)
+counts = {name: checks[name]() for name in chosen}
+if min(counts.values()) == 0:
+    sys.exit("FAIL: the store has nothing to check for " + ", ".join(n for n, c in counts.items() if c == 0))
+print("checked against scikit-learn/numpy/scipy: " + ", ".join(f"{c} {n}" for n, c in counts.items()))
+ratios, lbfgs = worst.pop("k-means inertia ratios", None), worst.pop("lbfgs", None)
 for name, value in sorted(worst.items()):
     print(f"  worst {name}: {value:.3g}")
-print(f"  k-means inertia ours/scikit-learn: min {min(ratios):.6f}, max {max(ratios):.6f}")
-print(f"  default lbfgs (not asserted): coefficients differ up to {max(d for d, _ in lbfgs):.3g} relative; "
-      f"its gradient max up to {max(g for _, g in lbfgs):.3g}")
+if ratios:
+    print(f"  k-means inertia ours/scikit-learn: min {min(ratios):.6f}, max {max(ratios):.6f}")
+if lbfgs:
+    print(f"  default lbfgs (not asserted): coefficients differ up to {max(d for d, _ in lbfgs):.3g} relative; "
+          f"its gradient max up to {max(g for _, g in lbfgs):.3g}")

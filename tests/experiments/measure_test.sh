@@ -3,7 +3,8 @@
 # with -n 1 and mpirun -n 3: the stores must hold the same rows (compare_stores.py) and
 # `linsweep tables` must print the same summaries. Then -n 3 with worker groups of 2 ranks
 # (capture shards in two parts, windows sharded, sums all-reduced) must agree within
-# compare_stores.py's tolerances.
+# compare_stores.py's tolerances. A copy of the -n 1 store then runs the routing lists keyed by
+# the input token with the absolute threshold (n1-input).
 # Usage: measure_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -28,3 +29,10 @@ for kind in capture gate token_context token_features clusters nofly compound; d
   [ "$n" -gt 0 ]
 done
 echo "-n 1 and -n 3: same rows in every table, identical tables.md ($(grep -c '^## ' "$work/tables-n1/tables.md") summaries)"
+# The routing lists' other key and threshold on a copy: only the nofly units run again
+# (check_references.py checks both stores).
+cp -a "$work/n1" "$work/n1-input"
+"$bin" run "$spec" --store "$work/n1-input" --quiet +experiments.nofly.key=input experiments.nofly.top=0
+new_units=$(comm -13 <(ls "$work/n1/units") <(ls "$work/n1-input/units"))
+echo "$new_units" | grep -q "^nofly-"
+if echo "$new_units" | grep -v "^nofly-"; then echo "FAIL: more than nofly ran again" >&2; exit 1; fi

@@ -98,8 +98,13 @@ TEST_CASE("gate: poisoning the eval split's labels does not change the selected 
     ActivationOptions opt;
     opt.with_delta = true;
     ActivationWriter w(shard, r.d(), opt);
-    w.append(x.data(), nullptr, delta.data(), r.token_ids(0, n).data(), r.window(0, n).data(), r.position(0, n).data(),
-             n);
+    w.append({.x = x.data(),
+              .delta = delta.data(),
+              .token_ids = r.token_ids(0, n).data(),
+              .next_token_ids = r.next_token_ids(0, n).data(),
+              .window = r.window(0, n).data(),
+              .position = r.position(0, n).data(),
+              .rows = n});
     w.close();
   }
   UnitExecutor executor(spec);

@@ -129,6 +129,8 @@ TEST_CASE("bad_: spec mistakes are SpecErrors naming file, line and field") {
       {"bad_seed", "experiments:\n  gate: {seed: -2}\n", "experiments.gate.seed: -2 is out of range (expected ≥ 0)"},
       {"bad_min_positive", "experiments:\n  nofly: {min_positive: 1.5}\n",
        "experiments.nofly.min_positive: 1.5 is out of range"},
+      {"bad_nofly_key", "experiments:\n  nofly: {key: output}\n", "experiments.nofly.key: 'output' is not one of"},
+      {"bad_nofly_top", "experiments:\n  nofly: {top: 2}\n", "experiments.nofly.top: 2 is out of range"},
       {"bad_compound_alone", "experiments:\n  compound: {}\n", "experiments.compound: needs experiments.gate"},
       {"bad_curve_steps", "experiments:\n  gate: {curve_steps: 101}\n",
        "experiments.gate.curve_steps: 101 is out of range (expected in [0, 100])"},

@@ -127,7 +127,7 @@ class Shards(unittest.TestCase):
             self.assertEqual(shard["X"].dtype, np.float16)
             self.assertEqual(shard.rows, int(f.attrs["rows"]))
         frame = shard.frame()
-        self.assertEqual(list(frame.columns), ["token_ids", "window", "position", "delta"])
+        self.assertEqual(list(frame.columns), ["token_ids", "next_token_ids", "window", "position", "delta"])
         per_window = frame.groupby("window").delta.sum()
         self.assertEqual(len(per_window), frame["window"].nunique())
         self.assertTrue(np.isfinite(per_window).all())

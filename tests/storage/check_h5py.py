@@ -26,6 +26,7 @@ with h5py.File(shard, "r") as f:
     assert np.allclose(x.astype(np.float32), (0.5 * np.arange(16)).reshape(2, 8))
     assert f["Y"].dtype == np.float16 and f["delta"].dtype == np.float32
     assert list(f["token_ids"][:]) == [5, 7] and f["window"].dtype == np.int64
+    assert list(f["next_token_ids"][:]) == [7, 9], f["next_token_ids"][:]
     assert f["X"].chunks is not None, "X must be chunked"
 out = subprocess.run(["h5dump", "-H", f"{store}/store.h5"], capture_output=True, text=True, check=True).stdout
 assert 'DATASET "all_linear"' in out and "H5T_COMPOUND" in out, out[:400]

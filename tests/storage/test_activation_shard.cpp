@@ -55,12 +55,13 @@ TEST_CASE("good_: shards stream in appends and read back in row ranges, in every
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> x(rows * d), y(rows * d), delta(rows);
-  std::vector<std::int32_t> ids(rows), pos(rows);
+  std::vector<std::int32_t> ids(rows), next(rows), pos(rows);
   std::vector<std::int64_t> win(rows);
   for (auto& v : x) v = dist(rng);
   for (auto& v : y) v = dist(rng);
   for (std::int64_t i = 0; i < rows; ++i)
-    delta[i] = dist(rng), ids[i] = static_cast<int>(i % 997), win[i] = i / 31, pos[i] = static_cast<int>(i % 31);
+    delta[i] = dist(rng), ids[i] = static_cast<int>(i % 997), next[i] = static_cast<int>((i * 7) % 1009),
+    win[i] = i / 31, pos[i] = static_cast<int>(i % 31);
   struct Variant {
     ActivationDType dtype;
     bool compress;
@@ -81,7 +82,14 @@ TEST_CASE("good_: shards stream in appends and read back in row ranges, in every
       ActivationWriter w(dir / "shard.h5", d, opt);
       for (std::int64_t b = 0; b < rows; b += 300) {
         const std::int64_t n = std::min<std::int64_t>(300, rows - b);
-        w.append(&x[b * d], &y[b * d], &delta[b], &ids[b], &win[b], &pos[b], n);
+        w.append({.x = &x[b * d],
+                  .y = &y[b * d],
+                  .delta = &delta[b],
+                  .token_ids = &ids[b],
+                  .next_token_ids = &next[b],
+                  .window = &win[b],
+                  .position = &pos[b],
+                  .rows = n});
       }
       CHECK(!std::filesystem::exists(dir / "shard.h5"));  // invisible until closed
       w.close();
@@ -97,6 +105,8 @@ TEST_CASE("good_: shards stream in appends and read back in row ranges, in every
     CHECK(std::abs(ys[0] - y[999 * d]) <= v.tol * (1 + std::abs(y[999 * d])));
     CHECK(r.delta(0, 3) == std::vector<float>(delta.begin(), delta.begin() + 3));
     CHECK(r.token_ids(996, 4) == std::vector<std::int32_t>(ids.begin() + 996, ids.end()));
+    CHECK(r.has_next_token_ids());
+    CHECK(r.next_token_ids(500, 3) == std::vector<std::int32_t>(next.begin() + 500, next.begin() + 503));
     CHECK(r.window(31, 2) == std::vector<std::int64_t>{1, 1});
     CHECK(r.position(31, 2) == std::vector<std::int32_t>{0, 1});
     CHECK_THROWS_WITH(r.x(990, 20), ContainsSubstring("outside the shard's 1000"));
@@ -110,7 +120,7 @@ TEST_CASE("bad_: an abandoned writer leaves nothing; broken shards are refused")
     std::vector<float> x(4, 1.0f);
     std::int32_t id = 1, p = 0;
     std::int64_t win = 0;
-    w.append(x.data(), nullptr, nullptr, &id, &win, &p, 1);
+    w.append({.x = x.data(), .token_ids = &id, .window = &win, .position = &p, .rows = 1});
   }  // no close(): e.g. an exception in the worker
   CHECK(std::filesystem::is_empty(dir.path()));
   test::write_text(dir / "bad.h5", "nope");
@@ -133,7 +143,15 @@ TEST_CASE("[sample] write a sample store for external readers", "[.sample]") {
   for (int i = 0; i < 16; ++i) x[i] = 0.5f * i, y[i] = -1.0f * i;
   std::vector<std::int32_t> ids = {5, 7}, pos = {0, 1};
   std::vector<std::int64_t> win = {0, 0};
-  w.append(x.data(), y.data(), delta.data(), ids.data(), win.data(), pos.data(), 2);
+  const std::vector<std::int32_t> next = {7, 9};
+  w.append({.x = x.data(),
+            .y = y.data(),
+            .delta = delta.data(),
+            .token_ids = ids.data(),
+            .next_token_ids = next.data(),
+            .window = win.data(),
+            .position = pos.data(),
+            .rows = 2});
   w.close();
   Store s = Store::open_write(std::string(out) + "/store", "context: 32\n");
   s.commit(sample_unit("unit-1", 1));
