@@ -1,7 +1,9 @@
-// `token_context`: how much of a gate's signal is the token itself. Linear gates on X, on the
-// token component e (token + position embedding), on the context component c = X − e, a
-// per-token lookup baseline and a random baseline, with AUCs on a seeded hold-out of the gate
-// split; and the sizes of e and c and their cosine (docs/methods.md, "Token vs context").
+// `token_context`: how much of a gate's signal is the token itself. The residual stream r
+// entering block ℓ is the token component e (token + position embedding) plus the context
+// component c = r − e that the earlier blocks added. Linear gates on X (the MLP's input), on r,
+// e and c, on the paper's X − e, a per-token lookup baseline and a random baseline, with AUCs on
+// a seeded hold-out of the gate split; and the sizes of r, e and c and cos(e, c) in the residual
+// space (docs/methods.md, "Token vs context").
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -65,6 +67,7 @@ struct TokenContextRow {
   double e_norm = 0, c_norm = 0, cosine = 0;
   std::int64_t samples = 0;
   double auc_ci_low = 0, auc_ci_high = 0;
+  double r_norm = 0;
 };
 
 const TableDef<TokenContextRow>& token_context_table() {
@@ -72,16 +75,17 @@ const TableDef<TokenContextRow>& token_context_table() {
       TableDef<TokenContextRow>("token_context", "one row per model, corpus, layer and feature set")
           .key("model", &TokenContextRow::model)
           .key("layer", &TokenContextRow::layer)
-          .key("variant", &TokenContextRow::variant, "X, e, c, token_lookup or random")
+          .key("variant", &TokenContextRow::variant, "X, r, e, c, paper, token_lookup or random")
           .key("auc", &TokenContextRow::auc, "hold-out AUC")
           .added("corpus", &TokenContextRow::corpus)
           .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
-          .added("c_norm", &TokenContextRow::c_norm, "mean ‖c‖")
+          .added("c_norm", &TokenContextRow::c_norm, "mean ‖c‖, c = r − e")
           .added("cosine", &TokenContextRow::cosine, "mean cos(e, c)")
           .added("samples", &TokenContextRow::samples, "captured rows of the gate split")
           .added("auc_ci_low", &TokenContextRow::auc_ci_low,
                  "95% bootstrap interval of `auc`, hold-out windows resampled")
-          .added("auc_ci_high", &TokenContextRow::auc_ci_high);
+          .added("auc_ci_high", &TokenContextRow::auc_ci_high)
+          .added("r_norm", &TokenContextRow::r_norm, "mean ‖r‖, the residual stream entering the block");
   return t;
 }
 const TableRegistrar kTokenContextTable{token_context_table().schema()};
@@ -97,9 +101,8 @@ const ExperimentRegistrar kTokenContext{make_experiment<TokenContextParams>(
     expand_token_context, validate_layer_param<TokenContextParams, &TokenContextParams::layers>("layers"),
     captured_layer_needs<TokenContextParams, &TokenContextParams::layers>())};
 
-// e_t for every captured row: the rows are window-major with positions 0..T−2, so they
-// reshape to [windows, T−1] token ids whose embedding is taken as the model does.
-at::Tensor token_component(LanguageModel& model, const CapturedRows& rows) {
+// Windows of token ids [windows, T−1] from captured rows (window-major, positions 0..T−2).
+at::Tensor window_ids(const CapturedRows& rows) {
   const std::int64_t n = rows.size();
   std::int64_t per_window = 0;
   while (per_window < n && rows.position[static_cast<std::size_t>(per_window)] == per_window) ++per_window;
@@ -107,11 +110,28 @@ at::Tensor token_component(LanguageModel& model, const CapturedRows& rows) {
   for (std::int64_t r = 0; r < n; ++r)
     if (rows.position[static_cast<std::size_t>(r)] != r % per_window)
       throw InputError("captured rows are not whole windows");
-  const at::Tensor ids = at::tensor(std::vector<std::int64_t>(rows.token_ids.begin(), rows.token_ids.end()), at::kLong)
-                             .view({n / per_window, per_window})
-                             .to(model.parameters().front().device());
+  return at::tensor(std::vector<std::int64_t>(rows.token_ids.begin(), rows.token_ids.end()), at::kLong)
+      .view({n / per_window, per_window});
+}
+
+// e_t and r_t for every captured row ([n, d] float64 each): the token embedding as the model
+// takes it, and the stream entering block `layer` from the model's own forward over the row's
+// window. Positions 0..T−2 attend only to themselves and earlier ones, so the windows' first
+// T−1 tokens give the same stream there as the full windows did.
+std::pair<at::Tensor, at::Tensor> residual_components(LanguageModel& model, const CapturedRows& rows,
+                                                      std::int64_t layer, std::int64_t batch) {
+  const at::Tensor ids = window_ids(rows).to(model.parameters().front().device());
   c10::InferenceMode guard;
-  return model.input_embedding(ids).reshape({n, -1}).to(at::kCPU, at::kDouble);
+  std::vector<at::Tensor> e, r;
+  for (std::int64_t b = 0; b < ids.size(0); b += batch) {
+    const at::Tensor part = ids.slice(0, b, std::min(b + batch, ids.size(0)));
+    at::Tensor h = model.embed(part);
+    for (std::int64_t l = 0; l < layer; ++l) h = model.run_layer(l, h);
+    e.push_back(model.input_embedding(part).to(at::kCPU, at::kDouble));
+    r.push_back(h.to(at::kCPU, at::kDouble));
+  }
+  const std::int64_t d = model.config().d_model;
+  return {at::cat(e, 0).reshape({-1, d}), at::cat(r, 0).reshape({-1, d})};
 }
 
 UnitResult run_token_context(const ExperimentInput& in) {
@@ -136,10 +156,10 @@ UnitResult run_token_context(const ExperimentInput& in) {
       throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary",
                          ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
-  const at::Tensor e = token_component(*in.model, rows);
-  const at::Tensor c = x - e;
+  const auto [e, r] = residual_components(*in.model, rows, layer, std::max<std::int64_t>(in.batch, 1));
+  const at::Tensor c = r - e;
   std::vector<TokenContextRow> out_rows;
-  const double e_norm = e.norm(2, 1).mean().item<double>(), c_norm = c.norm(2, 1).mean().item<double>();
+  const at::Tensor r_norms = r.norm(2, 1), e_norms = e.norm(2, 1), c_norms = c.norm(2, 1);
   const double cosine = at::cosine_similarity(e, c, 1).mean().item<double>();
   const std::vector<std::int64_t> hold_windows = rows_of(rows.window, hs.holdout);
   auto add = [&](const std::string& variant, const std::vector<double>& hold_scores) {
@@ -149,16 +169,18 @@ UnitResult run_token_context(const ExperimentInput& in) {
                         .variant = variant,
                         .auc = roc_auc(hold_scores, y_hold),
                         .corpus = in.corpus_name,
-                        .e_norm = e_norm,
-                        .c_norm = c_norm,
+                        .e_norm = e_norms.mean().item<double>(),
+                        .c_norm = c_norms.mean().item<double>(),
                         .cosine = cosine,
                         .samples = rows.size(),
                         .auc_ci_low = lo,
-                        .auc_ci_high = hi});
+                        .auc_ci_high = hi,
+                        .r_norm = r_norms.mean().item<double>()});
   };
   GateTraining training;
   training.seed = seed;
-  for (const auto& [name, features] : {std::pair<const char*, at::Tensor>{"X", x}, {"e", e}, {"c", c}}) {
+  for (const auto& [name, features] :
+       {std::pair<const char*, at::Tensor>{"X", x}, {"r", r}, {"e", e}, {"c", c}, {"paper", x - e}}) {
     const Gate g = Gate::train(GateVariant{}, rows_of(features, hs.train), y_train, training);
     add(name, to_vector(g.logits(rows_of(features, hs.holdout))));
   }
@@ -184,13 +206,21 @@ UnitResult run_token_context(const ExperimentInput& in) {
 
   UnitResult out = unit_result(in);
   out.tables.push_back(token_context_table().table(out_rows));
+  // Per row: ‖r‖, ‖e‖, ‖c‖; and r of the first window, so that another implementation of the
+  // architecture can check the stream itself.
+  const std::string key = "token_context/" + in.model_name + "/" + in.corpus_name + "/layer" + std::to_string(layer);
+  const std::int64_t n = rows.size(), per_window = window_ids(rows).size(1);
+  out.arrays[key + "/r_norm"] = {{n}, to_vector(r_norms)};
+  out.arrays[key + "/e_norm"] = {{n}, to_vector(e_norms)};
+  out.arrays[key + "/c_norm"] = {{n}, to_vector(c_norms)};
+  out.arrays[key + "/r_first_window"] = {{per_window, r.size(1)}, to_vector(r.slice(0, 0, per_window))};
   return out;
 }
 
 const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*needs_model=*/true};
 
-// A pivot: one row per (model, corpus, layer), one AUC column per variant, then ‖e‖, ‖c‖ and
-// their cosine.
+// A pivot: one row per (model, corpus, layer), one AUC column per variant, then ‖r‖, ‖e‖, ‖c‖
+// and cos(e, c).
 void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   auto rows = token_context_table().rows(tables.at("token_context"));
   if (rows.empty()) return;
@@ -200,27 +230,28 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
   std::vector<std::string> variants;
   struct Cell {
     std::map<std::string, double> auc;
-    double e = 0, c = 0, cos = 0;
+    double r = 0, e = 0, c = 0, cos = 0;
   };
   std::map<std::tuple<std::string, std::string, std::int64_t>, Cell> cells;
   for (const auto& r : rows) {
     if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) variants.push_back(r.variant);
     Cell& c = cells[{r.model, r.corpus, r.layer}];
     c.auc[r.variant] = r.auc;
-    c.e = r.e_norm, c.c = r.c_norm, c.cos = r.cosine;
+    c.r = r.r_norm, c.e = r.e_norm, c.c = r.c_norm, c.cos = r.cosine;
   }
   ReportTable rt{"token_context",
-                 "Token vs context: gate AUC on X, on the token component e, on the context c = X − e",
+                 "Token vs context: gate AUC on the MLP input X, on the residual stream r entering the block, "
+                 "on its token component e and its context c = r − e, and on the paper's X − e",
                  {"model", "corpus", "layer"},
                  {},
-                 "",
+                 "Norms and the cosine are of the residual stream: r = e + c.",
                  "Table 4"};
   for (const auto& v : variants) rt.headers.push_back("AUC " + v);
-  for (const char* h : {"‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
+  for (const char* h : {"‖r‖", "‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
   for (const auto& [key, c] : cells) {
     std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key))};
     for (const auto& v : variants) row.push_back(c.auc.count(v) ? num(c.auc.at(v), 3) : "");
-    row.push_back(num(c.e, 3)), row.push_back(num(c.c, 3)), row.push_back(num(c.cos, 3));
+    for (double v : {c.r, c.e, c.c, c.cos}) row.push_back(num(v, 3));
     rt.rows.push_back(std::move(row));
   }
   out->push_back(std::move(rt));
@@ -236,13 +267,14 @@ void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
     const std::string model = chart.substr(0, chart.find('\n')), corpus = chart.substr(chart.find('\n') + 1);
     SvgChart panel(corpus, "layer", "hold-out AUC (0.5: chance)");
     for (auto& [label, s] : series) panel.add_series(std::move(s));
-    figures.try_emplace(model, "Gate AUC on X, on the token component e and on the context c: " + model, 2)
+    figures.try_emplace(model, "Gate AUC on X, on the residual r, its token part e and its context c: " + model, 2)
         .first->second.add(panel);
   }
   for (const auto& [model, fig] : figures)
     out->push_back({"token_context_" + safe_name(model), fig.render(), "Token against context: gate AUC per layer",
-                    "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, e and c = X − e, of "
-                    "a per-token lookup and of a random score.",
+                    "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, on the residual r "
+                    "entering the block, on e and c = r − e, on the paper's X − e, of a per-token lookup and of a "
+                    "random score.",
                     model, ""});
 }
 

@@ -2,8 +2,8 @@
 """Checks a store's measurement results against scikit-learn, numpy and scipy on the same
 stored activations (read with h5py; no project code).
 
-Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compound auc_intervals
-                                                gate_curves window_nll; default all)
+Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compound token_context
+                                                auc_intervals gate_curves window_nll; default all)
   gate (linear):   threshold and labels; StandardScaler; LogisticRegression(C=1.0, tol=1e-10,
                    max_iter=10000, solver="newton-cg") coefficients within relative 1e-4
                    (max |Δ| / max |w|); the stored hold-out AUC equals roc_auc_score within 1e-9.
@@ -21,6 +21,9 @@ Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compo
                    share) and listed/found/still_listed/flipped/shared recounted; both Pearson r
                    (over shared and over found tokens) equal numpy.corrcoef within 1e-12 (scipy
                    .stats.pearsonr too)
+  token_context:   the residual stream entering each block, per-row ‖r‖, ‖e‖, ‖c‖ and their means
+                   against tests/support/reference_forward.py (float64 torch from the checkpoints,
+                   no project code) within 1e-5 relative; captured X against its MLP input at r
   compound:        FLOPs saved recomputed from each model's config.json (d, d_ff, L, V), the share
                    routed and the chosen gates' variants, within relative 1e-12
   gate baselines:  each threshold-curve point's share from numpy logits of the stored chosen gate
@@ -249,6 +252,52 @@ def predicted_tokens(capture_id, split, layer):
         at = sp["start"] + prov["params"]["context"] * win + pos
         assert np.array_equal(tok, stream[at]) and np.array_equal(nxt, stream[at + 1]), (capture_id, "vs the corpus")
     return nxt
+
+
+def spec_model_dir(name):
+    """The directory of model `name` in the store's spec.yaml, resolved against examples/."""
+    import re
+    with open(f"{store}/spec.yaml") as f:
+        m = re.search(r"\{name: " + re.escape(name) + r", path: ([^,}]+)\}", f.read())
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", m.group(1)))
+
+
+def check_token_context():
+    """The residual stream r entering block ℓ against reference_forward.py's (float64, from the
+    checkpoint): r of the first window and every row's ‖r‖, ‖e‖, ‖c = r − e‖ within 1e-5
+    relative, the table's means likewise; the captured X is the reference's MLP input at that r
+    within float16 storage (2⁻¹¹ relative, ×2)."""
+    import torch
+    from reference_forward import ReferenceModel
+    count, refs = 0, {}
+    for f, prov, rows, key in layer_units("token_context", "token_context", "token_context"):
+        layer, model = prov["params"]["layer"], rows["model"][0].decode()
+        assert sorted(v.decode() for v in rows["variant"]) == sorted(["X", "r", "e", "c", "paper", "token_lookup", "random"])
+        ref = refs.setdefault(model, ReferenceModel(spec_model_dir(model)))
+        x, _, tok = captured(prov["deps"][0], "gate", layer)
+        per_window = int(f[f"{key}/r_first_window"].shape[0])
+        ids = torch.from_numpy(tok.astype(np.int64).reshape(-1, per_window))
+        with torch.no_grad():
+            streams, _ = ref.forward(ids)
+            r, e = streams[layer], ref.embed(ids)
+            x_ref = ref.mlp_input(layer, r).reshape(-1, r.shape[-1]).numpy()
+        r, e = r.reshape(-1, r.shape[-1]).numpy(), e.reshape(-1, r.shape[-1]).numpy()
+        c = r - e
+        first = f[f"{key}/r_first_window"][:]
+        record("token_context r, first window (max |Δ| / max |r|)", np.abs(first - r[:per_window]).max() / np.abs(r[:per_window]).max(), 1e-5)
+        # At layer 0, r = e and c = 0: norms relative to the largest, cos(e, 0) taken as 0.
+        for name, v in (("r_norm", r), ("e_norm", e), ("c_norm", c)):
+            norms = np.linalg.norm(v, axis=1)
+            scale = max(norms.max(), 1e-300)
+            record("token_context per-row norms (max |Δ| / max)", np.max(np.abs(f[f"{key}/{name}"][:] - norms)) / scale, 1e-5)
+            record("token_context mean norms (|Δ| / max)", abs(rows[name][0] - norms.mean()) / scale, 1e-5)
+        ec = np.linalg.norm(e, axis=1) * np.linalg.norm(c, axis=1)
+        cosine = np.mean(np.divide(np.sum(e * c, 1), ec, out=np.zeros_like(ec), where=ec > 0))
+        record("token_context mean cos(e, c) (abs)", abs(rows["cosine"][0] - cosine), 1e-5)
+        record("token_context captured X vs the reference's MLP input at r (max |Δ| / max |X|)",
+               np.abs(x - x_ref).max() / np.abs(x_ref).max(), 2 * 2.0 ** -11)
+        count += 1
+    return count
 
 
 def list_threshold(tokens, min_count, p):
@@ -486,6 +535,7 @@ def check_auc_intervals():
     return count
 
 checks = {"gates": check_gates, "clusters": check_clusters, "nofly": check_nofly, "compound": check_compound,
+          "token_context": check_token_context,
           "auc_intervals": check_auc_intervals, "gate_curves": check_baselines, "window_nll": check_window_nll}
 chosen = sys.argv[2:] or list(checks)
 counts = {name: checks[name]() for name in chosen}

@@ -1,0 +1,153 @@
+"""An independent forward pass of the test fixtures' architectures (GPT-2; GPT-NeoX with parallel
+or sequential residual and partial rotary embeddings) in float64 torch, written from the
+architectures' definitions and reading the checkpoints' safetensors directly (no project code,
+no transformers). Its own check: the eval NLL of tests/data/golden.json.
+
+    ref = ReferenceModel("tests/data/models/tiny-gpt2")
+    streams, logits = ref.forward(ids)   # ids [B, T] int64; streams[l]: the residual entering block l
+"""
+import json
+import math
+import os
+import struct
+
+import numpy as np
+import torch
+
+_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64}
+
+
+def read_safetensors(path):
+    """{name: float64 tensor} of a safetensors file (header length, JSON header, raw bytes)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = t["data_offsets"]
+        a = np.frombuffer(raw[8 + n + begin:8 + n + end], dtype=_DTYPES[t["dtype"]]).reshape(t["shape"])
+        out[name] = torch.from_numpy(a.astype(np.float64))
+    return out
+
+
+def _layer_norm(x, w, b, eps):
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], w, b, eps)
+
+
+def _causal_attention(q, k, v):
+    """q, k, v [B, H, T, hd] -> [B, T, H·hd]."""
+    t = q.shape[2]
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float("-inf"))
+    out = torch.softmax(scores, -1) @ v
+    return out.transpose(1, 2).reshape(q.shape[0], t, -1)
+
+
+class ReferenceModel:
+    def __init__(self, model_dir):
+        with open(os.path.join(model_dir, "config.json")) as f:
+            self.config = json.load(f)
+        w = read_safetensors(os.path.join(model_dir, "model.safetensors"))
+        self.w = {k.removeprefix("transformer."): v for k, v in w.items()}
+        self.gpt2 = self.config["model_type"] == "gpt2"
+
+    @property
+    def num_layers(self):
+        return self.config["n_layer" if self.gpt2 else "num_hidden_layers"]
+
+    def embed(self, ids):
+        """The token embedding (+ the position embedding for GPT-2): the stream entering block 0."""
+        if self.gpt2:
+            return self.w["wte.weight"][ids] + self.w["wpe.weight"][torch.arange(ids.shape[1])][None]
+        return self.w["gpt_neox.embed_in.weight"][ids]
+
+    def forward(self, ids):
+        h = self.embed(ids)
+        streams = []
+        for layer in range(self.num_layers):
+            streams.append(h)
+            h = self._gpt2_block(layer, h) if self.gpt2 else self._neox_block(layer, h)
+        if self.gpt2:
+            h = _layer_norm(h, self.w["ln_f.weight"], self.w["ln_f.bias"], self.config["layer_norm_epsilon"])
+            return streams, h @ self.w["wte.weight"].T
+        h = _layer_norm(h, self.w["gpt_neox.final_layer_norm.weight"], self.w["gpt_neox.final_layer_norm.bias"],
+                        self.config["layer_norm_eps"])
+        return streams, h @ self.w["embed_out.weight"].T
+
+    def _gpt2_block(self, layer, x):
+        c, p = self.config, f"h.{layer}."
+        w, eps, heads = self.w, c["layer_norm_epsilon"], c["n_head"]
+        a = _layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
+        qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # Conv1D: [d, 3d]
+        q, k, v = (t.reshape(*t.shape[:2], heads, -1).transpose(1, 2) for t in qkv.split(x.shape[-1], -1))
+        x = x + _causal_attention(q, k, v) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        m = _layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
+        act = m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
+        act = 0.5 * act * (1 + torch.tanh(math.sqrt(2 / math.pi) * (act + 0.044715 * act ** 3)))  # gelu_new
+        return x + act @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+
+    def _neox_attention(self, p, a):
+        c, w = self.config, self.w
+        heads = c["num_attention_heads"]
+        b, t, d = a.shape
+        hd = d // heads
+        qkv = (a @ w[p + "attention.query_key_value.weight"].T + w[p + "attention.query_key_value.bias"])
+        q, k, v = qkv.reshape(b, t, heads, 3 * hd).permute(0, 2, 1, 3).split(hd, -1)  # per head: q | k | v
+        rot = int(hd * c["rotary_pct"])
+        inv_freq = 1.0 / c.get("rotary_emb_base", 10000) ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot)
+        angles = torch.outer(torch.arange(t, dtype=torch.float64), inv_freq)
+        cos, sin = torch.cat([angles, angles], -1).cos(), torch.cat([angles, angles], -1).sin()
+
+        def rotate(x):
+            r, rest = x[..., :rot], x[..., rot:]
+            half = torch.cat([-r[..., rot // 2:], r[..., :rot // 2]], -1)
+            return torch.cat([r * cos + half * sin, rest], -1)
+
+        out = _causal_attention(rotate(q), rotate(k), v)
+        return out @ w[p + "attention.dense.weight"].T + w[p + "attention.dense.bias"]
+
+    def _neox_mlp(self, p, m):
+        w = self.w
+        act = torch.nn.functional.gelu(m @ w[p + "mlp.dense_h_to_4h.weight"].T + w[p + "mlp.dense_h_to_4h.bias"])
+        return act @ w[p + "mlp.dense_4h_to_h.weight"].T + w[p + "mlp.dense_4h_to_h.bias"]
+
+    def _neox_block(self, layer, x):
+        c, p, w = self.config, f"gpt_neox.layers.{layer}.", self.w
+        eps = c["layer_norm_eps"]
+
+        def ln(name, h):
+            return _layer_norm(h, w[p + name + ".weight"], w[p + name + ".bias"], eps)
+
+        attn = self._neox_attention(p, ln("input_layernorm", x))
+        if c.get("use_parallel_residual", True):
+            return x + attn + self._neox_mlp(p, ln("post_attention_layernorm", x))
+        x = x + attn
+        return x + self._neox_mlp(p, ln("post_attention_layernorm", x))
+
+    def mlp_input(self, layer, stream):
+        """The MLP's input at `layer` given the stream entering its block (GPT-2 and sequential
+        NeoX: after attention; parallel NeoX: the block's input)."""
+        c, w = self.config, self.w
+        if self.gpt2:
+            p = f"h.{layer}."
+            eps = c["layer_norm_epsilon"]
+            a = _layer_norm(stream, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
+            qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+            q, k, v = (t.reshape(*t.shape[:2], c["n_head"], -1).transpose(1, 2) for t in qkv.split(a.shape[-1], -1))
+            x = stream + _causal_attention(q, k, v) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+            return _layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
+        p = f"gpt_neox.layers.{layer}."
+        eps = c["layer_norm_eps"]
+        ln = lambda name, h: _layer_norm(h, w[p + name + ".weight"], w[p + name + ".bias"], eps)  # noqa: E731
+        if c.get("use_parallel_residual", True):
+            return ln("post_attention_layernorm", stream)
+        return ln("post_attention_layernorm", stream + self._neox_attention(p, ln("input_layernorm", stream)))
+
+
+def nll_sum(logits, ids):
+    """Σ −log p(token t+1) over positions 0..T−2 of every window."""
+    logp = torch.log_softmax(logits[:, :-1], -1)
+    return -logp.gather(-1, ids[:, 1:, None]).sum().item()
