@@ -351,10 +351,11 @@ void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
 // untouched model's perplexity as the reference line.
 void training_figures(const FigureInput& in, std::vector<Figure>* out) {
   std::vector<TrainingEvalRow> rows = finetune_table().rows(in.tables.at("finetune"));
-  if (const auto it = in.tables.find("progressive"); it != in.tables.end()) {
-    const auto more = training_eval_table("progressive", "").rows(it->second);
-    rows.insert(rows.end(), more.begin(), more.end());
-  }
+  if (const auto it = in.tables.find("progressive"); it != in.tables.end())
+    for (TrainingEvalRow r : training_eval_table("progressive", "").rows(it->second)) {
+      if (r.variant == "control") r.variant = "progressive control";  // beside finetune's own control
+      rows.push_back(std::move(r));
+    }
   std::vector<SeriesPoint> points;
   std::map<std::pair<std::string, std::string>, double> base;  // (corpus, model) -> untouched PPL
   for (const auto& r : rows) {
@@ -374,8 +375,9 @@ void training_figures(const FigureInput& in, std::vector<Figure>* out) {
     out->push_back({"fig6_training_" + safe_name(corpus), fig.render(),
                     "Training trajectories: eval perplexity against step (" + corpus + ")",
                     "One panel per model: progressive linearization (layers replaced one at a time, each followed "
-                    "by training steps), and fine-tuning with one budget as linearized, two-phase (soft gates in "
-                    "phase 2) and the control (nothing linearized, the same steps and batches).",
+                    "by training steps; the drop right after each replacement is at the step it happened) and its "
+                    "control, and fine-tuning with one budget as linearized, two-phase (soft gates in phase 2) and "
+                    "the control (nothing linearized, the same steps and batches).",
                     "", "Fig. 6"});
 }
 

@@ -14,6 +14,7 @@ void write_training_common(nlohmann::json& j, const TrainingUnitCommon& c) {
   j["clip"] = c.clip;
   j["batch"] = c.batch;
   j["warmup"] = c.warmup;
+  if (c.schedule != "constant") j["schedule"] = c.schedule;  // constant units keep their ids
   j["seed"] = c.seed;
   j["trainable"] = c.trainable;
   j["checkpoint_every"] = c.checkpoint_every;
@@ -30,6 +31,7 @@ void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c) {
   j.at("clip").get_to(c.clip);
   j.at("batch").get_to(c.batch);
   c.warmup = j.value("warmup", std::int64_t{0});
+  c.schedule = j.value("schedule", std::string("constant"));
   j.at("seed").get_to(c.seed);
   j.at("trainable").get_to(c.trainable);
   j.at("checkpoint_every").get_to(c.checkpoint_every);
@@ -50,6 +52,7 @@ TrainingUnitCommon training_unit_common(const TrainingCommonParams& p, PlanBuild
   TrainingUnitCommon c;
   c.lr = p.lr, c.weight_decay = p.weight_decay, c.clip = p.clip;
   c.batch = p.batch, c.warmup = p.warmup, c.seed = p.seed;
+  c.schedule = p.schedule;
   c.trainable = p.trainable;
   c.checkpoint_every = p.checkpoint_every;
   c.save_model = p.save_model;

@@ -23,6 +23,7 @@ struct TrainingCommonParams {
   double clip = 1.0;
   std::int64_t batch = 8;
   std::int64_t warmup = 0;
+  std::string schedule = "constant";
   std::int64_t seed = 0;
   std::vector<std::string> trainable{"attention", "mlp", "layernorm", "head"};
   std::int64_t checkpoint_every = 100;
@@ -43,6 +44,8 @@ void add_training_params(ParamSchema<P>& s) {
   s.add("batch", static_cast<std::int64_t P::*>(&P::batch), at_least(1),
         "windows per step over the whole worker group");
   s.add("warmup", static_cast<std::int64_t P::*>(&P::warmup), at_least(0), "linear warmup steps");
+  s.add("schedule", static_cast<std::string P::*>(&P::schedule), one_of({"constant", "cosine"}),
+        "learning rate after the warmup: constant, or cosine decay to 0.1·lr at the last step");
   s.add("seed", static_cast<std::int64_t P::*>(&P::seed), at_least(0), "seed of the batch order");
   ParamRange groups = one_of({"attention", "mlp", "layernorm", "head", "embeddings"});
   groups.distinct = true;
@@ -64,6 +67,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingEval, corpus, split)
 struct TrainingUnitCommon {
   double lr = 0, weight_decay = 0, clip = 0;
   std::int64_t batch = 0, warmup = 0, seed = 0;
+  std::string schedule = "constant";
   std::vector<std::string> trainable;
   std::int64_t checkpoint_every = 0;
   bool save_model = true;

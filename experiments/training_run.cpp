@@ -219,8 +219,16 @@ TrainerOptions trainer_options(const TrainingUnitCommon& p, std::int64_t total_s
   o.batch = p.batch;
   o.seed = static_cast<std::uint64_t>(p.seed);
   o.warmup = p.warmup;
+  o.schedule = p.schedule == "cosine" ? LrSchedule::kCosine : LrSchedule::kConstant;
   o.total_steps = total_steps;
   return o;
+}
+
+at::Tensor TrainingRun::keep(const std::string& name, const std::function<at::Tensor()>& make) {
+  auto it = restored_.find(name);
+  const at::Tensor t = it != restored_.end() ? it->second : make();
+  kept_[name] = t;
+  return t;
 }
 
 void TrainingRun::add_row(const std::string& table, const Row& row) {
@@ -237,6 +245,7 @@ void TrainingRun::save(std::int64_t step, std::int64_t segments_done, std::int64
     for (const auto& [layer, gate] : gates_)
       for (const auto& item : gate->named_parameters())
         tensors.emplace_back("gate." + std::to_string(layer) + "." + item.key(), item.value());
+    for (const auto& [name, t] : kept_) tensors.emplace_back("kept." + name, t);
     if (trainer_)
       for (const auto& [name, t] : trainer_->optimizer().state_tensors()) tensors.emplace_back("adam." + name, t);
     const nlohmann::json state = {
@@ -265,7 +274,10 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments,
     segments_done = ckpt->state.value("segments_done", std::int64_t{0});
     const std::int64_t segments_entered = ckpt->state.value("segments_entered", std::int64_t{-1});
     std::map<std::string, const at::Tensor*> by_name;
-    for (const auto& [name, t] : ckpt->tensors) by_name[name] = &t;
+    for (const auto& [name, t] : ckpt->tensors) {
+      by_name[name] = &t;
+      if (name.rfind("kept.", 0) == 0) restored_[name.substr(5)] = t;
+    }
     // Re-enter every segment that had begun, in order: hooks, gates and trainers as they were.
     for (std::size_t k = 0; k < segments.size(); ++k) {
       const auto index = static_cast<std::int64_t>(k);

@@ -96,6 +96,12 @@ class TrainingRun {
   void sum_over_group(std::vector<double>& v);
   // Adds a row to table `name` (built with the table's TableDef); kept across resumes.
   void add_row(const std::string& table, const Row& row);
+  // A tensor the unit computes once while it runs (e.g. a surrogate refitted on the model as
+  // trained so far): make() on first use of `name`; the checkpointed value when the unit
+  // resumed from a checkpoint saved after that. Saved with every checkpoint; a segment's
+  // `enter` may call it (on resume it runs before the trained parameters are restored).
+  at::Tensor keep(const std::string& name, const std::function<at::Tensor()>& make);
+  const std::map<std::string, at::Tensor>& kept() const noexcept { return kept_; }
   // The optimizer step running now (0-based), for step-dependent loss terms.
   std::int64_t current_step() const noexcept { return current_step_; }
 
@@ -128,13 +134,14 @@ class TrainingRun {
   std::unique_ptr<Trainer> trainer_;
   std::map<std::int64_t, std::shared_ptr<SoftGate>> gates_;
   std::function<at::Tensor(double)> extra_;
+  std::map<std::string, at::Tensor> kept_, restored_;  // keep(): computed or saved; loaded from a checkpoint
   nlohmann::json rows_ = nlohmann::json::object();
   nlohmann::json memo_ = nlohmann::json::object();  // kept across resumes: base PPL per corpus, last_eval
   std::int64_t current_step_ = 0;
 };
 
 // Trainer options from a training unit's parameters (lr, weight_decay, clip, batch, seed,
-// warmup) for `total_steps` steps.
+// warmup, schedule) for `total_steps` steps.
 TrainerOptions trainer_options(const TrainingUnitCommon& params, std::int64_t total_steps);
 
 }  // namespace linsweep

@@ -2,14 +2,21 @@
 """Checks the training experiments' stores (read with h5py only).
 
 Usage: check_training.py STORE_A STORE_B MODE [LINSWEEP_BINARY SOURCE_DIR]
+       check_training.py STORE refit SOURCE_DIR
 MODE "exact": B (interrupted with SIGKILL and resumed) must hold exactly A's rows in the
 progressive, finetune, training_loss and soft_gates tables (bitwise floats), B's journal
 must show a unit resumed from a checkpoint, and the exported weights must be equal bytes.
 MODE "close": B (another worker-group size) must hold the same rows with PPL and losses within
 the training bound of docs/numerics.md (tests/support/numerics.py: 3 forward bounds per step). Both modes also check A on its own: a training_loss row for every step of
 every unit, the loss lower at the end than at the start, a control beside every finetune
-variant, and (with the binary) `linsweep eval` of an exported model reproducing the unit's
-last PPL on that corpus.
+variant and every progressive unit, progressive's post_lin rows (the model right after each
+replacement), its order (cheapest first by the store's all_linear Δ% when it has one), its
+first refitted surrogate against the fit unit's (the same untouched model and data), and
+(with the binary) `linsweep eval` of an exported model reproducing the unit's last PPL.
+MODE "refit": STORE ran progressive with steps_per_layer 0, so the model that refits layer k
+is the untouched one with the earlier layers replaced by their stored surrogates; every
+refitted surrogate must be the ridge fit (λ of the unit) of that model's MLP activations on
+the fit split computed by tests/support/reference_forward.py (float64, no project code).
 """
 import json
 import os
@@ -20,7 +27,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from numerics import model_shapes, training_bound  # noqa: E402
+from numerics import forward_bound, model_shapes, training_bound  # noqa: E402
+from unit_files import Unit, unit_paths  # noqa: E402
 
 TABLES = {
     "progressive": ("model", "variant", "step", "corpus", "phase"),
@@ -34,12 +42,99 @@ def dec(v):
     return v.decode() if isinstance(v, bytes) else v
 
 
+def rows_all(store, table):
+    with h5py.File(f"{store}/store.h5", "r") as f:
+        return f[f"tables/{table}"][:] if f"tables/{table}" in f else []
+
+
 def rows(store, table):
     with h5py.File(f"{store}/store.h5", "r") as f:
         if f"tables/{table}" not in f:
             return {}
         t = f[f"tables/{table}"][:]
     return {tuple(dec(r[k]) for k in TABLES[table]): r for r in t}
+
+
+def progressive_units(store):
+    """(unit, params) of every progressive unit that linearizes (not the controls)."""
+    for path in unit_paths(store, "progressive"):
+        u = Unit(path)
+        p = json.loads(u.attrs["params"])["params"]
+        if p["variant"] == "progressive":
+            yield u, p
+
+
+def refitted(u, model, corpus, layer):
+    key = f"arrays/progressive/{model}/{corpus}/layer{layer}"
+    return u[f"{key}/W"][:], u[f"{key}/b"][:]
+
+
+def check_progressive(store):
+    pr = rows(store, "progressive")
+    assert pr, f"{store}: no progressive rows"
+    al = rows_all(store, "all_linear")
+    for model in sorted({k[0] for k in pr}):
+        assert any(k[:2] == (model, "control") for k in pr), f"{model}: no progressive control"
+        mine = sorted((k for k in pr if k[:2] == (model, "progressive") and k[3] == "stream-a"), key=lambda k: k[2])
+        final = pr[max(mine, key=lambda k: (k[2], k[4] == "final"))]
+        order = [int(v) for v in dec(final["layers"]).split(",")]
+        post = [pr[k] for k in mine if k[4].startswith("post_lin layer ")]
+        assert [dec(r["phase"]) for r in post] == [f"post_lin layer {l}" for l in order], (model, post)
+        assert [int(r["n_linear"]) for r in post] == list(range(1, len(order) + 1)), model
+        if len(al):
+            delta = {int(r["layer"]): float(r["delta_pct"]) for r in al if dec(r["model"]) == model and dec(r["corpus"]) == "stream-a"}
+            assert order == sorted(order, key=lambda l: delta[l]), f"{model}: order {order} is not cheapest first by {delta}"
+        print(f"{model}: progressive order {order}, {len(post)} post_lin rows, a control")
+    # The first replacement refits on the untouched model and the fit split: the fit unit's surrogate.
+    for u, p in progressive_units(store):
+        prov = json.loads(u.attrs["params"])
+        t = u["tables/progressive"][:]
+        model, first = dec(t["model"][0]), int(dec(t["layers"][-1]).split(",")[0])
+        w, b = refitted(u, model, "stream-a", first)
+        fit = Unit(f"{store}/units/{prov['deps'][0]}.h5")
+        key = f"arrays/surrogates/{model}/stream-a/layer{first}/lambda={p['lambda']:g}"
+        fw, fb = fit[f"{key}/W"][:], fit[f"{key}/b"][:]
+        rel = max(np.abs(w - fw).max() / np.abs(fw).max(), np.abs(b - fb).max() / np.abs(fb).max())
+        print(f"{model}: refitted surrogate of layer {first} (step 0) vs the fit unit's: relative {rel:.2e}")
+        assert rel < 1e-6, (model, first, rel)
+
+
+def check_refit(store, src):
+    import torch
+    from reference_forward import ReferenceModel, ridge
+    worst, shapes = 0.0, model_shapes(store)
+    for u, p in progressive_units(store):
+        assert p["steps_per_layer"] == 0, f"{store}: refit mode needs steps_per_layer 0"
+        t = u["tables/progressive"][:]
+        model, order = dec(t["model"][0]), [int(v) for v in dec(t["layers"][-1]).split(",")]
+        ref = ReferenceModel(f"{src}/tests/data/models/{model}")
+        stream, ctx = np.load(f"{src}/tests/data/models/tiny-gpt2.tokens.npy").astype(np.int64), p["context"]
+        n = p["fit"]["tokens"] // ctx
+        ids = torch.from_numpy(stream[p["fit"]["start"]:p["fit"]["start"] + n * ctx].reshape(n, ctx))
+        for k, layer in enumerate(order):
+            ref.affine = {l: tuple(torch.from_numpy(a) for a in refitted(u, model, "stream-a", l)) for l in order[:k]}
+            ref.capture = {layer: []}
+            with torch.no_grad():
+                ref.forward(ids)
+            x, y = (torch.cat([pair[i] for pair in ref.capture[layer]]) for i in (0, 1))
+            x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+            rw, rb = ridge(x, y, p["lambda"])
+            w, b = (torch.from_numpy(a) for a in refitted(u, model, "stream-a", layer))
+            # Normwise backward error of ours in the reference's normal equations: ours solved
+            # them from float32 activations, each within one forward bound ε of the reference's
+            # (relative), so XcᵀXc and XcᵀYc within 2ε: η ≤ 4ε covers both and the solve.
+            xc, yc = x - x.mean(0), y - y.mean(0)
+            a, rhs = xc.T @ xc + p["lambda"] * torch.eye(x.shape[1], dtype=x.dtype), xc.T @ yc
+            eta = ((a @ w - rhs).norm() / (a.norm() * w.norm() + rhs.norm())).item()
+            tol = 4 * forward_bound(shapes[model], 0.0)
+            bias = ((b - (y.mean(0) - x.mean(0) @ w)).abs().max() / y.abs().max()).item()
+            pred = ((x @ (w - rw) + (b - rb)).abs().max() / y.abs().max()).item()
+            worst = max(worst, eta / tol)
+            print(f"{model}: step {k}, layer {layer}: refitted surrogate in the reference's normal equations: "
+                  f"backward error {eta:.2e} (bound {tol:.2e}), bias {bias:.2e}; predictions vs its ridge fit "
+                  f"{pred:.2e} of max |Y|")
+            assert eta < tol and bias < tol, (model, layer, eta, bias, tol)
+    assert worst > 0, f"{store}: no refitted surrogates"
 
 
 def check_alone(store, binary, src):
@@ -56,6 +151,7 @@ def check_alone(store, binary, src):
         first, last = np.mean(values[:third]), np.mean(values[-third:])
         assert last < first, f"{unit}: loss did not go down ({first:.4f} -> {last:.4f})"
         print(f"{'/'.join(unit)}: {len(steps)} steps, loss {first:.4f} -> {last:.4f}")
+    check_progressive(store)
     ft = rows(store, "finetune")
     variants = {(k[0], k[1]) for k in ft}
     for model, variant in variants:
@@ -96,6 +192,9 @@ def check_alone(store, binary, src):
 
 
 def main():
+    if sys.argv[2] == "refit":
+        check_refit(sys.argv[1], sys.argv[3])
+        return
     a, b, mode = sys.argv[1:4]
     binary, src = (sys.argv[4], sys.argv[5]) if len(sys.argv) > 5 else (None, None)
     check_alone(a, binary, src)

@@ -3,8 +3,10 @@
 # two fixture models) three ways: uninterrupted; killed with SIGKILL while a training unit
 # has a checkpoint, then resumed (rows and exported weights must be bitwise equal, and the
 # journal must show the resume); and with mpirun -n 3 in worker groups of 2 ranks (data
-# parallel; rows within 1e-3). check_training.py also checks losses, steps, the control and
-# `linsweep eval` of the exported models.
+# parallel; rows within 1e-3). check_training.py also checks losses, steps, the controls,
+# progressive's post_lin rows, order and refitted surrogates, and `linsweep eval` of the
+# exported models; a last run with no steps between replacements checks every refit against
+# the reference forward.
 # Usage: training_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -51,3 +53,9 @@ mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/g2" --quiet
 /usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/a" "$work/g2" close
 "$bin" tables "$work/a" --out "$work/tables" > /dev/null
 grep -q "control" "$work/tables/tables.md"
+
+# Progressive with no steps between replacements: each refitted surrogate against the ridge fit
+# of the reference forward with the earlier layers replaced.
+"$bin" run "$spec" --store "$work/refit0" --quiet \
+  'experiments={fit: {lambda: [0.01]}, progressive: {steps_per_layer: 0, final_steps: 1, lr: 1.0e-3, batch: 4, control: false}}'
+/usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/refit0" refit "$src"

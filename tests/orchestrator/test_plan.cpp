@@ -245,7 +245,7 @@ TEST_CASE("measurement experiments: capture, per-layer gate/token_context/cluste
       ContainsSubstring("one.yaml:11: experiments.nofly.targets: needs a target corpus other than its source 's'"));
 }
 
-TEST_CASE("training units: progressive per model, finetune per variant with the control always added") {
+TEST_CASE("training units: progressive and its control per model, finetune per variant with the control") {
   Fixture f;
   const std::string train = "  train: {start: 128, tokens: 64}\n";
   const Plan p = make_plan(
@@ -254,10 +254,20 @@ TEST_CASE("training units: progressive per model, finetune per variant with the 
   for (const auto& u : p.units) by_slot[u.slot] = &u;
   for (const std::string m : {"g", "n"}) {
     const Unit* prog = by_slot.at("progressive/" + m + "/a");
-    CHECK(prog->params["order"] == nlohmann::json({1, 0, 2}));  // middle-out from the central layer
-    CHECK(prog->deps == std::vector<std::string>{by_slot.at("fit/" + m + "/a")->id});
+    CHECK(prog->params["order"] == nlohmann::json({1, 0, 2}));  // the layers; sorted when it runs
+    // The spec runs all_linear: cheapest first by its Δ%, so the unit waits for it.
+    CHECK(prog->params["order_by"] == "all_linear");
+    CHECK(prog->deps ==
+          std::vector<std::string>{by_slot.at("fit/" + m + "/a")->id, by_slot.at("all_linear/" + m + "/a")->id});
+    CHECK(prog->params["surrogates"] == "refit");
+    CHECK(prog->params["fit"] == nlohmann::json({{"start", 0}, {"tokens", 64}}));
     CHECK(prog->params["eval"].size() == 2);  // every corpus by default
     CHECK(prog->inputs.count("stream:b") == 1);
+    const Unit* prog_control = by_slot.at("progressive/" + m + "/a/control");
+    CHECK(prog_control->params["variant"] == "control");
+    CHECK(prog_control->deps.empty());
+    CHECK(prog_control->params["steps_per_layer"] == prog->params["steps_per_layer"]);
+    CHECK(prog_control->params["order"].size() == prog->params["order"].size());
     const Unit* two = by_slot.at("finetune/" + m + "/a/two_phase");
     CHECK(two->params["layers"] == nlohmann::json({1}));  // a third of the layers, middle-out
     CHECK(two->params.contains("gate_hidden"));
@@ -271,13 +281,15 @@ TEST_CASE("training units: progressive per model, finetune per variant with the 
   CHECK_THROWS_WITH(make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {}\n")),
                     ContainsSubstring("splits.train"));
   // Only the model it names, with its own order.
-  const Plan one = make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {model: n, order: [2, 0]}\n", train));
+  const Plan one =
+      make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {model: n, order: [2, 0], control: false}\n", train));
   std::size_t n_prog = 0;
   for (const auto& u : one.units)
     if (u.kind == "progressive") {
       ++n_prog;
       CHECK(u.model == "n");
       CHECK(u.params["order"] == nlohmann::json({2, 0}));
+      CHECK(u.params["order_by"] == "given");
     }
   CHECK(n_prog == 1);
 }
@@ -294,5 +306,6 @@ TEST_CASE("adding a training experiment changes no measurement unit's id; its la
   }
   // The sweep fits every layer here (layers: all), so the training units reuse its fit.
   for (const auto& u : with.units)
-    if (u.kind == "progressive") CHECK(u.deps == std::vector<std::string>{ids.at("fit/" + u.model + "/a")});
+    if (u.kind == "progressive" && u.params["variant"] == "progressive")
+      CHECK(u.deps == std::vector<std::string>{ids.at("fit/" + u.model + "/a")});
 }

@@ -493,7 +493,10 @@ def check_page(out, j, store):
 
 
 def check_training(out, store):
-    rows = table(store, "progressive") + table(store, "finetune")
+    progressive = table(store, "progressive")
+    for r in progressive:  # the figure names progressive's control apart from finetune's
+        r["variant"] = "progressive control" if r["variant"] == "control" else r["variant"]
+    rows = progressive + table(store, "finetune")
     check(rows, "no training rows")
     for c in sorted({r["corpus"] for r in rows}):
         got, refs = panels(svg(out, f"fig6_training_{c}"))
@@ -503,7 +506,8 @@ def check_training(out, store):
             mine = [r for r in rows if r["model"] == m and r["corpus"] == c]
             variants = sorted({r["variant"] for r in mine})
             check(sorted(got[m]) == variants, f"fig6 {c} {m}: series {sorted(got[m])} vs {variants}")
-            check({"progressive", "linearized", "two_phase", "control"} <= set(variants), f"fig6 {c} {m}: {variants}")
+            check({"progressive", "progressive control", "linearized", "two_phase", "control"} <= set(variants),
+                  f"fig6 {c} {m}: {variants}")
             for v in variants:
                 check_points(got[m][v], {r["step"]: (r["ppl"], math.nan, math.nan) for r in mine if r["variant"] == v},
                              f"fig6 {c} {m} {v}")

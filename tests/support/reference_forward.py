@@ -5,6 +5,8 @@ no transformers). Its own check: the eval NLL of tests/data/golden.json.
 
     ref = ReferenceModel("tests/data/models/tiny-gpt2")
     streams, logits = ref.forward(ids)   # ids [B, T] int64; streams[l]: the residual entering block l
+    ref.affine = {1: (W, b)}             # layer 1's MLP replaced by x·W + b
+    ref.capture = {0: []}                # appends (X, Y) of layer 0's MLP at each forward
 """
 import json
 import math
@@ -53,6 +55,16 @@ class ReferenceModel:
         w = read_safetensors(os.path.join(model_dir, "model.safetensors"))
         self.w = {k.removeprefix("transformer."): v for k, v in w.items()}
         self.gpt2 = self.config["model_type"] == "gpt2"
+        self.affine, self.capture = {}, {}
+
+    def _mlp_at(self, layer, x, mlp):
+        """The MLP of `layer` at its input x, or its affine replacement; records (x, mlp(x))."""
+        if layer in self.capture:
+            self.capture[layer].append((x, mlp(x)))
+        if layer in self.affine:
+            w, b = self.affine[layer]
+            return x @ w + b
+        return mlp(x)
 
     @property
     def num_layers(self):
@@ -85,9 +97,13 @@ class ReferenceModel:
         q, k, v = (t.reshape(*t.shape[:2], heads, -1).transpose(1, 2) for t in qkv.split(x.shape[-1], -1))
         x = x + _causal_attention(q, k, v) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         m = _layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
-        act = m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
-        act = 0.5 * act * (1 + torch.tanh(math.sqrt(2 / math.pi) * (act + 0.044715 * act ** 3)))  # gelu_new
-        return x + act @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+
+        def mlp(m):
+            act = m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
+            act = 0.5 * act * (1 + torch.tanh(math.sqrt(2 / math.pi) * (act + 0.044715 * act ** 3)))  # gelu_new
+            return act @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+
+        return x + self._mlp_at(layer, m, mlp)
 
     def _neox_attention(self, p, a):
         c, w = self.config, self.w
@@ -122,10 +138,11 @@ class ReferenceModel:
             return _layer_norm(h, w[p + name + ".weight"], w[p + name + ".bias"], eps)
 
         attn = self._neox_attention(p, ln("input_layernorm", x))
+        mlp = lambda m: self._neox_mlp(p, m)  # noqa: E731
         if c.get("use_parallel_residual", True):
-            return x + attn + self._neox_mlp(p, ln("post_attention_layernorm", x))
+            return x + attn + self._mlp_at(layer, ln("post_attention_layernorm", x), mlp)
         x = x + attn
-        return x + self._neox_mlp(p, ln("post_attention_layernorm", x))
+        return x + self._mlp_at(layer, ln("post_attention_layernorm", x), mlp)
 
     def mlp_input(self, layer, stream):
         """The MLP's input at `layer` given the stream entering its block (GPT-2 and sequential
@@ -151,3 +168,12 @@ def nll_sum(logits, ids):
     """Σ −log p(token t+1) over positions 0..T−2 of every window."""
     logp = torch.log_softmax(logits[:, :-1], -1)
     return -logp.gather(-1, ids[:, 1:, None]).sum().item()
+
+
+def ridge(x, y, lam):
+    """W, b of y ≈ x·W + b on centred data: W = (XcᵀXc + λI)⁻¹ XcᵀYc, b = ȳ − x̄·W (float64)."""
+    x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+    mx, my = x.mean(0), y.mean(0)
+    xc, yc = x - mx, y - my
+    w = torch.linalg.solve(xc.T @ xc + lam * torch.eye(x.shape[1], dtype=x.dtype), xc.T @ yc)
+    return w, my - mx @ w
