@@ -2,7 +2,7 @@
 """Checks the training experiments' stores (read with h5py only).
 
 Usage: check_training.py STORE_A STORE_B MODE [LINSWEEP_BINARY SOURCE_DIR]
-       check_training.py STORE refit SOURCE_DIR
+       check_training.py STORE steps0 SOURCE_DIR
 MODE "exact": B (interrupted with SIGKILL and resumed) must hold exactly A's rows in the
 progressive, finetune, training_loss and soft_gates tables (bitwise floats), B's journal
 must show a unit resumed from a checkpoint, and the exported weights must be equal bytes.
@@ -13,10 +13,11 @@ variant and every progressive unit, progressive's post_lin rows (the model right
 replacement), its order (cheapest first by the store's all_linear Δ% when it has one), its
 first refitted surrogate against the fit unit's (the same untouched model and data), and
 (with the binary) `linsweep eval` of an exported model reproducing the unit's last PPL.
-MODE "refit": STORE ran progressive with steps_per_layer 0, so the model that refits layer k
-is the untouched one with the earlier layers replaced by their stored surrogates; every
-refitted surrogate must be the ridge fit (λ of the unit) of that model's MLP activations on
-the fit split computed by tests/support/reference_forward.py (float64, no project code).
+MODE "steps0": STORE ran progressive with steps_per_layer 0, so the model that replaces layer
+k is the untouched one with the earlier layers replaced. With refitted surrogates each must be
+the ridge fit (λ of the unit) of that model's MLP activations on the fit split computed by
+tests/support/reference_forward.py (float64, no project code); with frozen ones, the fit
+unit's; and every post_lin row's PPL must be the reference's with those layers replaced.
 """
 import json
 import os
@@ -99,42 +100,69 @@ def check_progressive(store):
         assert rel < 1e-6, (model, first, rel)
 
 
-def check_refit(store, src):
+def check_steps0(store, src):
+    import math
+
     import torch
-    from reference_forward import ReferenceModel, ridge
-    worst, shapes = 0.0, model_shapes(store)
+    from reference_forward import ReferenceModel, nll_sum, ridge
+    shapes, checked = model_shapes(store), set()
+    stream = np.load(f"{src}/tests/data/models/tiny-gpt2.tokens.npy").astype(np.int64)
+
+    def windows(split, ctx):
+        n = split["tokens"] // ctx
+        return torch.from_numpy(stream[split["start"]:split["start"] + n * ctx].reshape(n, ctx))
+
     for u, p in progressive_units(store):
-        assert p["steps_per_layer"] == 0, f"{store}: refit mode needs steps_per_layer 0"
-        t = u["tables/progressive"][:]
+        assert p["steps_per_layer"] == 0, f"{store}: this check needs steps_per_layer 0"
+        prov, t = json.loads(u.attrs["params"]), u["tables/progressive"][:]
         model, order = dec(t["model"][0]), [int(v) for v in dec(t["layers"][-1]).split(",")]
-        ref = ReferenceModel(f"{src}/tests/data/models/{model}")
-        stream, ctx = np.load(f"{src}/tests/data/models/tiny-gpt2.tokens.npy").astype(np.int64), p["context"]
-        n = p["fit"]["tokens"] // ctx
-        ids = torch.from_numpy(stream[p["fit"]["start"]:p["fit"]["start"] + n * ctx].reshape(n, ctx))
+        ref, ctx, lam = ReferenceModel(f"{src}/tests/data/models/{model}"), p["context"], p["lambda"]
+        if p["surrogates"] == "refit":
+            used = {l: refitted(u, model, "stream-a", l) for l in order}
+        else:
+            fit = Unit(f"{store}/units/{prov['deps'][0]}.h5")
+            key = f"arrays/surrogates/{model}/stream-a/layer{{}}/lambda={lam:g}"
+            used = {l: (fit[key.format(l) + "/W"][:], fit[key.format(l) + "/b"][:]) for l in order}
+            assert u.arrays is None or "arrays/progressive" not in u.arrays, "frozen surrogates stored as refitted"
+        used = {l: tuple(torch.from_numpy(a) for a in wb) for l, wb in used.items()}
+        fit_ids = windows(p["fit"], ctx) if p["surrogates"] == "refit" else None
+        eval_ids = windows(next(e["split"] for e in p["eval"] if e["corpus"] == "stream-a"), ctx)
         for k, layer in enumerate(order):
-            ref.affine = {l: tuple(torch.from_numpy(a) for a in refitted(u, model, "stream-a", l)) for l in order[:k]}
-            ref.capture = {layer: []}
+            if p["surrogates"] == "refit":
+                # The model that refits layer k: untouched, earlier layers replaced (no steps).
+                ref.affine, ref.capture = {l: used[l] for l in order[:k]}, {layer: []}
+                with torch.no_grad():
+                    ref.forward(fit_ids)
+                x, y = (torch.cat([pair[i] for pair in ref.capture[layer]]) for i in (0, 1))
+                x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+                rw, rb = ridge(x, y, lam)
+                w, b = used[layer]
+                # Normwise backward error of ours in the reference's normal equations: ours
+                # solved them from float32 activations, each within one forward bound ε of the
+                # reference's (relative), so XcᵀXc and XcᵀYc within 2ε: η ≤ 4ε covers both.
+                xc, yc = x - x.mean(0), y - y.mean(0)
+                a, rhs = xc.T @ xc + lam * torch.eye(x.shape[1], dtype=x.dtype), xc.T @ yc
+                eta = ((a @ w - rhs).norm() / (a.norm() * w.norm() + rhs.norm())).item()
+                tol = 4 * forward_bound(shapes[model], 0.0)
+                bias = ((b - (y.mean(0) - x.mean(0) @ w)).abs().max() / y.abs().max()).item()
+                pred = ((x @ (w - rw) + (b - rb)).abs().max() / y.abs().max()).item()
+                print(f"{model}: step {k}, layer {layer}: refitted surrogate in the reference's normal equations: "
+                      f"backward error {eta:.2e} (bound {tol:.2e}), bias {bias:.2e}; predictions vs its ridge "
+                      f"fit {pred:.2e} of max |Y|")
+                assert eta < tol and bias < tol, (model, layer, eta, bias, tol)
+            # The post_lin row: the reference's eval PPL with layers order[:k+1] replaced.
+            ref.affine, ref.capture = {l: used[l] for l in order[:k + 1]}, {}
             with torch.no_grad():
-                ref.forward(ids)
-            x, y = (torch.cat([pair[i] for pair in ref.capture[layer]]) for i in (0, 1))
-            x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
-            rw, rb = ridge(x, y, p["lambda"])
-            w, b = (torch.from_numpy(a) for a in refitted(u, model, "stream-a", layer))
-            # Normwise backward error of ours in the reference's normal equations: ours solved
-            # them from float32 activations, each within one forward bound ε of the reference's
-            # (relative), so XcᵀXc and XcᵀYc within 2ε: η ≤ 4ε covers both and the solve.
-            xc, yc = x - x.mean(0), y - y.mean(0)
-            a, rhs = xc.T @ xc + p["lambda"] * torch.eye(x.shape[1], dtype=x.dtype), xc.T @ yc
-            eta = ((a @ w - rhs).norm() / (a.norm() * w.norm() + rhs.norm())).item()
-            tol = 4 * forward_bound(shapes[model], 0.0)
-            bias = ((b - (y.mean(0) - x.mean(0) @ w)).abs().max() / y.abs().max()).item()
-            pred = ((x @ (w - rw) + (b - rb)).abs().max() / y.abs().max()).item()
-            worst = max(worst, eta / tol)
-            print(f"{model}: step {k}, layer {layer}: refitted surrogate in the reference's normal equations: "
-                  f"backward error {eta:.2e} (bound {tol:.2e}), bias {bias:.2e}; predictions vs its ridge fit "
-                  f"{pred:.2e} of max |Y|")
-            assert eta < tol and bias < tol, (model, layer, eta, bias, tol)
-    assert worst > 0, f"{store}: no refitted surrogates"
+                _, logits = ref.forward(eval_ids)
+            nll = nll_sum(logits, eval_ids) / (eval_ids.shape[0] * (ctx - 1))
+            row = t[(t["phase"] == f"post_lin layer {layer}".encode()) & (t["corpus"] == b"stream-a")][0]
+            diff, tol = abs(math.log(row["ppl"]) - nll), forward_bound(shapes[model], nll)
+            print(f"{model} ({p['surrogates']}): post_lin layer {layer}: PPL {row['ppl']:.6f}, reference "
+                  f"{math.exp(nll):.6f}, |Δ NLL| {diff:.2e} (bound {tol:.2e})")
+            assert diff < tol, (model, layer, diff, tol)
+        checked.add(p["surrogates"])
+    assert checked, f"{store}: no progressive unit"
+    return checked
 
 
 def check_alone(store, binary, src):
@@ -192,8 +220,8 @@ def check_alone(store, binary, src):
 
 
 def main():
-    if sys.argv[2] == "refit":
-        check_refit(sys.argv[1], sys.argv[3])
+    if sys.argv[2] == "steps0":
+        check_steps0(sys.argv[1], sys.argv[3])
         return
     a, b, mode = sys.argv[1:4]
     binary, src = (sys.argv[4], sys.argv[5]) if len(sys.argv) > 5 else (None, None)

@@ -5,8 +5,8 @@
 # journal must show the resume); and with mpirun -n 3 in worker groups of 2 ranks (data
 # parallel; rows within 1e-3). check_training.py also checks losses, steps, the controls,
 # progressive's post_lin rows, order and refitted surrogates, and `linsweep eval` of the
-# exported models; a last run with no steps between replacements checks every refit against
-# the reference forward.
+# exported models; last runs with no steps between replacements check every refit and every
+# post_lin PPL against the reference forward.
 # Usage: training_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -54,8 +54,11 @@ mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/g2" --quiet
 "$bin" tables "$work/a" --out "$work/tables" > /dev/null
 grep -q "control" "$work/tables/tables.md"
 
-# Progressive with no steps between replacements: each refitted surrogate against the ridge fit
-# of the reference forward with the earlier layers replaced.
-"$bin" run "$spec" --store "$work/refit0" --quiet \
-  'experiments={fit: {lambda: [0.01]}, progressive: {steps_per_layer: 0, final_steps: 1, lr: 1.0e-3, batch: 4, control: false}}'
-/usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/refit0" refit "$src"
+# Progressive with no steps between replacements, refitted and frozen surrogates: each refit
+# against the ridge fit of the reference forward with the earlier layers replaced, each
+# post_lin PPL against the reference's.
+for surrogates in refit frozen; do
+  "$bin" run "$spec" --store "$work/steps0-$surrogates" --quiet "experiments={fit: {lambda: [0.01]}, progressive: \
+{steps_per_layer: 0, final_steps: 1, lr: 1.0e-3, batch: 4, control: false, surrogates: $surrogates}}"
+  /usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/steps0-$surrogates" steps0 "$src"
+done
