@@ -156,7 +156,7 @@ std::string join_layers(const std::vector<std::int64_t>& layers, std::size_t n) 
 }
 
 // `layers` sorted by their all-linear Δ% on the unit's corpus (cheapest first); layers the
-// all_linear unit did not measure keep their order after the measured ones.
+// all_linear unit did not measure (or measured as NaN) keep their order after the others.
 std::vector<std::int64_t> cheapest_first(std::vector<std::int64_t> layers, const UnitResult& all_linear,
                                          const std::string& unit_id) {
   std::map<std::int64_t, double> delta;
@@ -164,7 +164,8 @@ std::vector<std::int64_t> cheapest_first(std::vector<std::int64_t> layers, const
     if (t.name != "all_linear") continue;
     const int layer = t.column_index("layer"), pct = t.column_index("delta_pct");
     if (layer < 0 || pct < 0) throw InputError(unit_id + ": the all_linear unit has no layer or delta_pct column");
-    for (const Row& r : t.rows) delta[std::get<std::int64_t>(r[layer])] = std::get<double>(r[pct]);
+    for (const Row& r : t.rows)  // a NaN Δ% counts as not measured: it has no place in an order
+      if (const double v = std::get<double>(r[pct]); std::isfinite(v)) delta[std::get<std::int64_t>(r[layer])] = v;
   }
   std::stable_sort(layers.begin(), layers.end(), [&](std::int64_t a, std::int64_t b) {
     const bool ka = delta.count(a) > 0, kb = delta.count(b) > 0;
