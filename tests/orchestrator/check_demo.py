@@ -87,6 +87,17 @@ def check_tables(out):
     for name in ("gating_summary", "all_linear_extremes", "token_context", "routing_lists", "clusters", "compound",
                  "progressive", "layer0", "cross_scale", "token_regression", "cost_vs_share"):
         check(os.path.exists(os.path.join(csvdir, name + ".csv")), f"missing table {name}")
+    # The defaults of docs/methods.md: every gate beside random routing at its share, the
+    # residual-space token vs context, routing lists that list tokens, progressive's control.
+    summary = read_csv(os.path.join(csvdir, "gating_summary.csv"))
+    random = summary[0].index("random at its share: Δ% [95% CI]")
+    check(all("[" in r[random] for r in summary[1:]), "gating_summary: a row without its random baseline")
+    context = read_csv(os.path.join(csvdir, "token_context.csv"))[0]
+    check({"AUC r", "AUC c", "AUC paper"} <= set(context), f"token_context header {context}")
+    lists = read_csv(os.path.join(csvdir, "routing_lists.csv"))
+    check(all(int(r[lists[0].index("listed")]) > 0 for r in lists[1:]), "routing_lists: a model lists no token")
+    progressive = read_csv(os.path.join(csvdir, "progressive.csv"))
+    check({"progressive", "control"} <= {r[1] for r in progressive[1:]}, "progressive: no control beside it")
     md = open(os.path.join(out, "report", "tables.md")).read()
     check("†" in md or "[" in md, "tables.md has no intervals")
     print(f"{csvdir}: per-layer all-linear costs for {len(MODELS)} models with intervals; {len(gates) - 1} gate rows")
