@@ -102,7 +102,7 @@ const ExperimentRegistrar kTokenContext{make_experiment<TokenContextParams>(
     captured_layer_needs<TokenContextParams, &TokenContextParams::layers>())};
 
 // Windows of token ids [windows, T−1] from captured rows (window-major, positions 0..T−2).
-at::Tensor window_ids(const CapturedRows& rows) {
+at::Tensor captured_window_ids(const CapturedRows& rows) {
   const std::int64_t n = rows.size();
   std::int64_t per_window = 0;
   while (per_window < n && rows.position[static_cast<std::size_t>(per_window)] == per_window) ++per_window;
@@ -114,13 +114,13 @@ at::Tensor window_ids(const CapturedRows& rows) {
       .view({n / per_window, per_window});
 }
 
-// e_t and r_t for every captured row ([n, d] float64 each): the token embedding as the model
-// takes it, and the stream entering block `layer` from the model's own forward over the row's
-// window. Positions 0..T−2 attend only to themselves and earlier ones, so the windows' first
-// T−1 tokens give the same stream there as the full windows did.
-std::pair<at::Tensor, at::Tensor> residual_components(LanguageModel& model, const CapturedRows& rows,
+// e_t and r_t for every position of `ids` [windows, T−1] ([windows·(T−1), d] float64 each):
+// the token embedding as the model takes it, and the stream entering block `layer` from the
+// model's own forward over the window. Positions 0..T−2 attend only to themselves and earlier ones, so the windows'
+// first T−1 tokens give the same stream there as the full windows did.
+std::pair<at::Tensor, at::Tensor> residual_components(LanguageModel& model, const at::Tensor& windows,
                                                       std::int64_t layer, std::int64_t batch) {
-  const at::Tensor ids = window_ids(rows).to(model.parameters().front().device());
+  const at::Tensor ids = windows.to(model.parameters().front().device());
   c10::InferenceMode guard;
   std::vector<at::Tensor> e, r;
   for (std::int64_t b = 0; b < ids.size(0); b += batch) {
@@ -156,10 +156,13 @@ UnitResult run_token_context(const ExperimentInput& in) {
       throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary",
                          ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
-  const auto [e, r] = residual_components(*in.model, rows, layer, std::max<std::int64_t>(in.batch, 1));
+  const at::Tensor windows = captured_window_ids(rows);
+  const auto [e, r] = residual_components(*in.model, windows, layer, std::max<std::int64_t>(in.batch, 1));
   const at::Tensor c = r - e;
   std::vector<TokenContextRow> out_rows;
   const at::Tensor r_norms = r.norm(2, 1), e_norms = e.norm(2, 1), c_norms = c.norm(2, 1);
+  const double r_norm = r_norms.mean().item<double>(), e_norm = e_norms.mean().item<double>(),
+               c_norm = c_norms.mean().item<double>();
   const double cosine = at::cosine_similarity(e, c, 1).mean().item<double>();
   const std::vector<std::int64_t> hold_windows = rows_of(rows.window, hs.holdout);
   auto add = [&](const std::string& variant, const std::vector<double>& hold_scores) {
@@ -169,13 +172,13 @@ UnitResult run_token_context(const ExperimentInput& in) {
                         .variant = variant,
                         .auc = roc_auc(hold_scores, y_hold),
                         .corpus = in.corpus_name,
-                        .e_norm = e_norms.mean().item<double>(),
-                        .c_norm = c_norms.mean().item<double>(),
+                        .e_norm = e_norm,
+                        .c_norm = c_norm,
                         .cosine = cosine,
                         .samples = rows.size(),
                         .auc_ci_low = lo,
                         .auc_ci_high = hi,
-                        .r_norm = r_norms.mean().item<double>()});
+                        .r_norm = r_norm});
   };
   GateTraining training;
   training.seed = seed;
@@ -209,7 +212,7 @@ UnitResult run_token_context(const ExperimentInput& in) {
   // Per row: ‖r‖, ‖e‖, ‖c‖; and r of the first window, so that another implementation of the
   // architecture can check the stream itself.
   const std::string key = "token_context/" + in.model_name + "/" + in.corpus_name + "/layer" + std::to_string(layer);
-  const std::int64_t n = rows.size(), per_window = window_ids(rows).size(1);
+  const std::int64_t n = rows.size(), per_window = windows.size(1);
   out.arrays[key + "/r_norm"] = {{n}, to_vector(r_norms)};
   out.arrays[key + "/e_norm"] = {{n}, to_vector(e_norms)};
   out.arrays[key + "/c_norm"] = {{n}, to_vector(c_norms)};
