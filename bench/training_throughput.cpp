@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/heap_policy.hpp"
 #include "workers/corpus/windows.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/model/load_model.hpp"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     opt[key.substr(2)] = std::atoll(argv[i + 1]);
   }
   const std::int64_t B = opt["batch"], T = opt["context"], steps = opt["steps"], warmup = opt["warmup"];
+  linsweep::keep_large_blocks_in_heap();                          // as `linsweep` does for every command
   linsweep::configure_threads(static_cast<int>(opt["threads"]));  // torch's pool and OpenBLAS's
 
   linsweep::ModelConfig c;

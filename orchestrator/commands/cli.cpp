@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/heap_policy.hpp"
 #include "orchestrator/build_info.hpp"
 #include "orchestrator/commands/commands.hpp"
 #include "orchestrator/commands/help_format.hpp"
@@ -84,6 +85,7 @@ int linsweep_main(int argc, char** argv) {
     return static_cast<int>(e.exit_code());
   }
   try {
+    keep_large_blocks_in_heap();  // every command that runs a model allocates large blocks
     return action();
   } catch (const Error& e) {
     std::fprintf(stderr, "linsweep: %s\n", first_line(e.what()).c_str());
