@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -59,6 +61,15 @@ void MappedFile::release() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
+}
+
+void drop_resident_pages(std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) & ~(page - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(bytes.data() + bytes.size());
+  if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) != 0)
+    throw std::runtime_error(std::string("madvise(MADV_DONTNEED): ") + std::strerror(errno));
 }
 
 }  // namespace linsweep

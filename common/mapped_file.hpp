@@ -33,4 +33,11 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Drops the pages of `bytes`, a range inside a live MappedFile's bytes(), from this process's
+// resident set (madvise MADV_DONTNEED on the pages it touches, rounded out to whole pages).
+// The data stays readable: a later read faults the page in again from the page cache. Lets a
+// reader that copies a large file piece by piece hold one piece resident, not the whole file.
+// Throws std::runtime_error when the kernel refuses (a range outside any mapping).
+void drop_resident_pages(std::span<const std::uint8_t> bytes);
+
 }  // namespace linsweep

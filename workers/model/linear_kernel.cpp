@@ -1,4 +1,4 @@
-// oneDNN fast path for linear layers: packed weights at inference, a oneDNN autograd function in training.
+// Linear layers: a oneDNN autograd function in training, at::linear otherwise.
 #include "workers/model/linear_kernel.hpp"
 
 #include <ATen/ATen.h>
@@ -50,8 +50,7 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
 at::Tensor LinearKernel::operator()(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const bool onednn = x.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
                       (!bias.defined() || bias.scalar_type() == at::kFloat) && at::hasMKLDNN() && kOneDnnTrusted;
-  const bool inference = c10::InferenceMode::is_enabled();
-  if (onednn && !inference && c10::GradMode::is_enabled() &&
+  if (onednn && !c10::InferenceMode::is_enabled() && c10::GradMode::is_enabled() &&
       (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()))) {
     const auto in = x.size(-1);
     auto shape = x.sizes().vec();
@@ -59,27 +58,7 @@ at::Tensor LinearKernel::operator()(const at::Tensor& x, const at::Tensor& weigh
     const at::Tensor b = bias.defined() ? bias : at::zeros({weight.size(0)}, weight.options().requires_grad(false));
     return OneDnnLinear::apply(x.reshape({-1, in}), weight, b).view(shape);
   }
-  if (!onednn || !inference)
-    return at::linear(x, weight, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
-  if (weight.data_ptr() != weight_ptr_ || weight._version() != weight_version_) {
-    packed_weight_ = weight.contiguous().to_mkldnn();
-    weight_ptr_ = weight.data_ptr();
-    weight_version_ = weight._version();
-  }
-  c10::optional<at::Tensor> b;
-  if (bias.defined()) {
-    if (bias.data_ptr() != bias_ptr_ || bias._version() != bias_version_) {
-      packed_bias_ = bias.contiguous().to_mkldnn();
-      bias_ptr_ = bias.data_ptr();
-      bias_version_ = bias._version();
-    }
-    b = packed_bias_;
-  }
-  const auto in = x.size(-1);
-  auto shape = x.sizes().vec();
-  shape.back() = weight.size(0);
-  auto y = at::mkldnn_linear(x.reshape({-1, in}).contiguous().to_mkldnn(), packed_weight_, b);  // [N, out]
-  return y.to_dense().view(shape);
+  return at::linear(x, weight, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
 }
 
 }  // namespace linsweep

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/mapped_file.hpp"
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/hf_weights.hpp"
 #include "workers/runtime.hpp"
@@ -112,6 +113,7 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
       throw ModelError(where + ": tensor '" + key + "' has shape " + shape_str(info->shape) +
                        " but config.json implies " + shape_str(param.sizes()));
     param.copy_(to_tensor(*info, where));
+    drop_resident_pages(info->data);  // the copy is what stays: peak memory holds one tensor of the file
     stored_dtypes.insert(dtype_name(info->dtype));
     used.insert(key);
   }
