@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A real-size run: a Pythia-1B-shaped checkpoint (GPT-NeoX, d=2048, 16 layers, vocab 50304,
 # random bfloat16 weights, 2 GB), `stats`, `fit` and `all_linear` on three of its layers with a
-# small token budget. Prints peak RSS of the run, the unit files' sizes (unit files and arrays
-# files apart), `plan` time cold (hashing the weights) and warm (the fingerprint cache), `query` time,
-# and tokens/s per kind from `status`.
+# small token budget. Prints peak RSS of the run and its ratio to the float32 weights, the unit
+# files' sizes (unit files and arrays files apart), `plan` time cold (hashing the weights) and
+# warm (the fingerprint cache), `query` time, and tokens/s per kind from `status`.
 # Usage: bench/scale_1b.sh [WORK_DIR] [TOKENS]   (needs ~6 GB free; WORK_DIR is removed after)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +29,12 @@ runtime: {batch: 4}
 YAML
 seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
 echo "plan, cold (no store yet): $(seconds "$bin" plan "$work/spec.yaml") s"
-/usr/bin/time -f "run: %e s, peak RSS %M KiB" "$bin" run "$work/spec.yaml" --quiet
+/usr/bin/time -o "$work/run.time" -f "%e %M" "$bin" run "$work/spec.yaml" --quiet
+read -r run_s peak_kib < "$work/run.time"
+params=$("$bin" inspect "$work/pythia-1b" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["parameters"])')
+/usr/bin/python3 -c "
+s, kib, p = $run_s, $peak_kib, $params
+print(f'run: {s} s, peak RSS {kib} KiB = {kib * 1024 / (4 * p):.2f}x the float32 weights ({4 * p / 2**30:.2f} GiB)')"
 rm -f "$work/store/fingerprints.json"  # the run filled the cache: cold means without it
 echo "plan, cold (store, no fingerprint cache): $(seconds "$bin" plan "$work/spec.yaml") s"
 echo "plan, warm (second plan): $(seconds "$bin" plan "$work/spec.yaml") s"
