@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     opt[key.substr(2)] = std::atoll(argv[i + 1]);
   }
   const std::int64_t B = opt["batch"], T = opt["context"], steps = opt["steps"], warmup = opt["warmup"];
-  linsweep::keep_large_blocks_in_heap();                          // as `linsweep` does for every command
+  static_cast<void>(linsweep::keep_large_blocks_in_heap());       // as `linsweep` does for every command
   linsweep::configure_threads(static_cast<int>(opt["threads"]));  // torch's pool and OpenBLAS's
 
   linsweep::ModelConfig c;

@@ -10,9 +10,11 @@ namespace linsweep {
 // clear per 4 KiB (over a million faults for 4096 tokens of a d=512 GPT-2 shape,
 // docs/benchmarks.md). Here blocks come from the heap, and the heap gives back only free
 // space above `kHeapTrimBytes` at its top, so a steady loop reuses the same pages.
-// Call once, early in main, before threads start. Where the C library is not glibc it does
-// nothing. Throws std::runtime_error when glibc refuses a setting.
-void keep_large_blocks_in_heap();
+// Call once, early in main, before threads start. Returns whether the allocator took both
+// settings: false where the C library is not glibc, or where another allocator stands in for
+// glibc's (AddressSanitizer's, a preloaded one), which then keeps its own policy; the program
+// is correct either way, only slower.
+bool keep_large_blocks_in_heap();
 
 // Free space the heap keeps at its top before it returns memory to the kernel.
 inline constexpr int kHeapTrimBytes = 256 << 20;
