@@ -36,12 +36,12 @@ import json, platform, sys
 work, t0, t1, threads = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 ours = [r["delta_pct"] for r in json.load(open(f"{work}/linsweep.json"))]
 paper = json.load(open(f"{work}/paper.json"))
-worst = max(abs(a - b) for a, b in zip(ours, paper["delta_pct"]))
 if len(ours) != len(paper["delta_pct"]):
     sys.exit(f"benchmark: linsweep reported {len(ours)} layers, the paper's method {len(paper['delta_pct'])}")
+worst = max(abs(a - b) for a, b in zip(ours, paper["delta_pct"]))
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
 print(f"machine: {cpu}; {threads} threads; torch {paper['torch']}")
-print(f"GPT-2 Medium shape, 24 layers, fit 1024 + eval 1024 tokens at context 128")
+print("GPT-2 Medium shape, 24 layers, fit 1024 + eval 1024 tokens at context 128")
 print(f"linsweep run (stats, fit, all_linear): {t1 - t0:.1f} s; paper's method ({paper['passes']} passes): "
       f"{paper['seconds']:.1f} s")
 print(f"ratio paper/linsweep: {paper['seconds'] / (t1 - t0):.2f}x (target >= 3.2x)")

@@ -6,10 +6,10 @@ namespace linsweep {
 // Keeps freed large blocks in the process heap for reuse instead of returning each to the
 // kernel. A forward pass allocates and frees blocks of tens to hundreds of MiB (attention
 // scores, MLP activations, a chunk of logits) many times a second; glibc serves every block
-// over its 32 MiB mmap ceiling with a fresh mmap, so each use paid a page fault and a page
-// clear per 4 KiB (over a million faults for 4096 tokens of a d=512 GPT-2 shape,
-// docs/benchmarks.md). Here blocks come from the heap, and the heap gives back only free
-// space above `kHeapTrimBytes` at its top, so a steady loop reuses the same pages.
+// over its 32 MiB mmap ceiling with a fresh mmap, so each use would pay a page fault and a
+// page clear per 4 KiB (measured in docs/benchmarks.md, `bench/eval_throughput.sh`). Here
+// blocks come from the heap, and the heap gives back only free space above `kHeapTrimBytes`
+// at its top, so a steady loop reuses the same pages.
 // Call once, early in main, before threads start. Returns whether the allocator took both
 // settings: false where the C library is not glibc, or where another allocator stands in for
 // glibc's (AddressSanitizer's, a preloaded one), which then keeps its own policy; the program
