@@ -1,22 +1,60 @@
-// Attention kernel: one batched GEMM with the mask folded in, softmax, one batched GEMM.
+// Attention kernel: scores with the mask folded into the GEMM, softmax, the second GEMM.
 #include "workers/model/attention.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/ThreadLocalState.h>
+#include <c10/core/GradMode.h>
 
 #include <limits>
 
+#include "workers/blas_threads.hpp"
+#include "workers/model/threaded_gemm.hpp"
+
 namespace linsweep {
+namespace {
+
+// Additive mask [T, T]: 0 on and below the diagonal, -inf above; folded into the scores' GEMM
+// so that scaling and masking cost no extra pass over them.
+at::Tensor additive_causal_mask(std::int64_t t, const at::TensorOptions& options) {
+  return at::full({t, t}, -std::numeric_limits<float>::infinity(), options).triu_(1);
+}
+
+// Every head in two batched products; what autograd, GPUs and other dtypes take.
+at::Tensor batched(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
+                   double scale) {
+  const auto heads = qf.size(0), t = qf.size(1);
+  const at::Tensor scores = at::baddbmm(mask.expand({heads, t, t}), qf, kt, /*beta=*/1.0, /*alpha=*/scale);
+  return at::bmm(at::softmax(scores, -1), vf);
+}
+
+// One head at a time on each of torch's threads, each product a single-threaded BLAS call:
+// a head's T×T scores stay in cache from the first product to the second.
+at::Tensor per_head(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
+                    double scale) {
+  at::Tensor out = at::empty(vf.sizes(), vf.options());
+  const at::ThreadLocalState state;
+  BlasThreadsScope single(1);
+  at::parallel_for(0, qf.size(0), 1, [&](std::int64_t first, std::int64_t last) {
+    at::ThreadLocalStateGuard guard(state);
+    for (std::int64_t i = first; i < last; ++i) {
+      at::Tensor out_i = out[i];
+      at::mm_out(out_i, at::softmax(at::addmm(mask, qf[i], kt[i], /*beta=*/1.0, /*alpha=*/scale), -1), vf[i]);
+    }
+  });
+  return out;
+}
+
+}  // namespace
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
   const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
-  // Additive mask [T, T]: 0 on and below the diagonal, -inf above; folded into baddbmm so
-  // that scaling and masking cost no extra pass over the scores.
-  auto mask = at::full({T, T}, -std::numeric_limits<float>::infinity(), q.options()).triu_(1);
-  auto qf = q.reshape({B * H, T, hd});
-  auto kt = k.reshape({B * H, T, hd}).transpose(1, 2);
-  auto scores = at::baddbmm(mask.expand({B * H, T, T}), qf, kt, /*beta=*/1.0, /*alpha=*/scale);  // [BH, T, T]
-  auto probs = at::softmax(scores, -1);
-  auto out = at::bmm(probs, v.reshape({B * H, T, hd}));  // [BH, T, hd]
+  const at::Tensor mask = additive_causal_mask(T, q.options());
+  const at::Tensor qf = q.reshape({B * H, T, hd});
+  const at::Tensor kt = k.reshape({B * H, T, hd}).transpose(1, 2);
+  const at::Tensor vf = v.reshape({B * H, T, hd});
+  const bool split = splits_over_threads(q, k) && !(v.requires_grad() && c10::GradMode::is_enabled());
+  const at::Tensor out = split ? per_head(qf, kt, vf, mask, scale) : batched(qf, kt, vf, mask, scale);
   return out.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});
 }
 

@@ -1,4 +1,4 @@
-// Linear layers: a oneDNN autograd function in training, at::linear otherwise.
+// Linear layers: a oneDNN autograd function in training, threaded_linear otherwise.
 #include "workers/model/linear_kernel.hpp"
 
 #include <ATen/ATen.h>
@@ -7,6 +7,8 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/version.h>
+
+#include "workers/model/threaded_gemm.hpp"
 
 namespace linsweep {
 namespace {
@@ -58,7 +60,7 @@ at::Tensor LinearKernel::operator()(const at::Tensor& x, const at::Tensor& weigh
     const at::Tensor b = bias.defined() ? bias : at::zeros({weight.size(0)}, weight.options().requires_grad(false));
     return OneDnnLinear::apply(x.reshape({-1, in}), weight, b).view(shape);
   }
-  return at::linear(x, weight, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+  return threaded_linear(x, weight, bias);
 }
 
 }  // namespace linsweep
