@@ -155,11 +155,9 @@ UnitResult run_clusters(const ExperimentInput& in) {
 const UnitKindRegistrar kClustersKind{"clusters", run_clusters, /*needs_model=*/false};
 
 void clusters_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto rows = clusters_table().rows(tables.at("clusters"));
+  const auto rows = clusters_table().sorted_rows(
+      tables.at("clusters"), [](const ClustersRow& r) { return std::tie(r.model, r.corpus, r.layer); });
   if (rows.empty()) return;
-  std::stable_sort(rows.begin(), rows.end(), [](const ClustersRow& a, const ClustersRow& b) {
-    return std::tie(a.model, a.corpus, a.layer) < std::tie(b.model, b.corpus, b.layer);
-  });
   ReportTable rt{"clusters",
                  "Residual clusters: PCA + k-means of X; clean clusters share one label on ≥90% of their rows",
                  {"model", "corpus", "layer", "PCA variance %", "clean clusters", "cluster AUC", "samples"},

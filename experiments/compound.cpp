@@ -215,11 +215,9 @@ UnitResult run_compound(const ExperimentInput& in) {
 const UnitKindRegistrar kCompoundKind{"compound", run_compound, /*needs_model=*/true};
 
 void compound_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto rows = compound_table().rows(tables.at("compound"));
+  const auto rows = compound_table().sorted_rows(tables.at("compound"),
+                                                 [](const CompoundRow& r) { return std::tie(r.model, r.corpus); });
   if (rows.empty()) return;
-  std::stable_sort(rows.begin(), rows.end(), [](const CompoundRow& a, const CompoundRow& b) {
-    return std::tie(a.model, a.corpus) < std::tie(b.model, b.corpus);
-  });
   ReportTable rt{
       "compound",
       "Compound gating: every layer's chosen gate active at once (eval split)",

@@ -449,11 +449,9 @@ std::string random_cell(const GateRow& r) {
 // Cross-model summary from each layer's selected gate (chosen on the select split), then every
 // variant of every layer with the chosen one marked.
 void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto rows = gates_table().rows(tables.at("gates"));
+  const auto rows = gates_table().sorted_rows(tables.at("gates"),
+                                              [](const GateRow& r) { return std::tie(r.model, r.corpus, r.layer); });
   if (rows.empty()) return;
-  std::stable_sort(rows.begin(), rows.end(), [](const GateRow& a, const GateRow& b) {
-    return std::tie(a.model, a.corpus, a.layer) < std::tie(b.model, b.corpus, b.layer);
-  });
   std::map<std::pair<std::string, std::string>, std::vector<const GateRow*>> chosen;
   for (const auto& r : rows)
     if (r.selected == 1) chosen[{r.model, r.corpus}].push_back(&r);

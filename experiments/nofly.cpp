@@ -246,11 +246,9 @@ UnitResult run_nofly(const ExperimentInput& in) {
 const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false};
 
 void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto rows = nofly_table().rows(tables.at("nofly"));
+  const auto rows = nofly_table().sorted_rows(
+      tables.at("nofly"), [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
   if (rows.empty()) return;
-  std::stable_sort(rows.begin(), rows.end(), [](const NoflyRow& a, const NoflyRow& b) {
-    return std::tie(a.model, a.layer, a.source, a.target) < std::tie(b.model, b.layer, b.source, b.target);
-  });
   ReportTable rt{"routing_lists",
                  "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",
                  {"model", "layer", "key", "source → target", "mean δ to list", "listed", "found", "still listed",

@@ -225,11 +225,9 @@ const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*
 // A pivot: one row per (model, corpus, layer), one AUC column per variant, then ‖r‖, ‖e‖, ‖c‖
 // and cos(e, c).
 void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto rows = token_context_table().rows(tables.at("token_context"));
+  const auto rows = token_context_table().sorted_rows(
+      tables.at("token_context"), [](const TokenContextRow& r) { return std::tie(r.model, r.corpus, r.layer); });
   if (rows.empty()) return;
-  std::stable_sort(rows.begin(), rows.end(), [](const TokenContextRow& a, const TokenContextRow& b) {
-    return std::tie(a.model, a.corpus, a.layer) < std::tie(b.model, b.corpus, b.layer);
-  });
   std::vector<std::string> variants;
   struct Cell {
     std::map<std::string, double> auc;

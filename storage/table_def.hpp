@@ -2,6 +2,7 @@
 // built and read by named fields, and the schema is derived from the same declaration.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -80,6 +81,13 @@ class TableDef {
       for (std::size_t i = 0; i < setters_.size(); ++i) setters_[i](row[static_cast<std::size_t>(index[i])], r);
       out.push_back(std::move(r));
     }
+    return out;
+  }
+  // rows(t) ordered by key(row) (a std::tie of members), equal keys in stored order.
+  template <typename Key>
+  std::vector<R> sorted_rows(const Table& t, Key key) const {
+    std::vector<R> out = rows(t);
+    std::stable_sort(out.begin(), out.end(), [&](const R& a, const R& b) { return key(a) < key(b); });
     return out;
   }
 
