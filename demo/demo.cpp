@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/atomic_file.hpp"
+#include "common/cache_dir.hpp"
 #include "common/child_process.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
@@ -57,12 +58,9 @@ std::string duration_text(double s) {
 }
 
 std::string default_cache_dir() {
-  if (const char* c = std::getenv("LINSWEEP_CACHE"); c != nullptr && *c != '\0') return c;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/linsweep";
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0')
-    throw InputError("demo: neither LINSWEEP_CACHE nor HOME is set; pass --cache DIR");
-  return std::string(home) + "/.cache/linsweep";
+  std::string dir = cache_dir();
+  if (dir.empty()) throw InputError("demo: neither LINSWEEP_CACHE nor HOME is set; pass --cache DIR");
+  return dir;
 }
 
 void make_dirs(const std::string& dir) {

@@ -13,12 +13,15 @@ import json
 import os
 import shutil
 import struct
+import sys
 
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DATA = os.path.join(ROOT, "tests", "data")
 OUT = os.path.join(ROOT, "tests", "fuzz", "seeds")
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+import gpt2_bytes  # noqa: E402
 
 
 def put(target, name, data):
@@ -48,22 +51,9 @@ def safetensors(tensors, metadata=None, pad=True):
     return struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors)
 
 
-def bytes_to_unicode():
-    """GPT-2's byte -> printable character map."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
-
-
 def small_bpe():
     """A byte-level vocab (256 bytes + a few merges + <|endoftext|>) and its merges."""
-    chars = bytes_to_unicode()
+    chars = gpt2_bytes.byte_to_char()
     vocab = {chars[b]: b for b in range(256)}
     merges = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("in", "g"), ("Ġ", "w")]
     for a, b in merges:

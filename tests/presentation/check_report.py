@@ -29,6 +29,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import gpt2_bytes  # noqa: E402
 from unit_files import Unit, unit_paths  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -242,19 +243,6 @@ def check_histograms(out, store):
     checked.append(f"δ histograms: {n} panels, every gate-split row counted once")
 
 
-def byte_decoder():
-    """GPT-2's byte-level alphabet, inverted."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
-
-
 def vocabulary(src, model):
     d = f"{src}/tests/data/models/{model}"
     if os.path.exists(f"{d}/vocab.json"):
@@ -264,7 +252,7 @@ def vocabulary(src, model):
         vocab = dict(j["model"]["vocab"])
         for t in j.get("added_tokens", []):
             vocab[t["content"]] = t["id"]
-    dec = byte_decoder()
+    dec = gpt2_bytes.char_to_byte()
     return {i: bytes(dec[c] for c in s) if all(c in dec for c in s) else s.encode() for s, i in vocab.items()}
 
 

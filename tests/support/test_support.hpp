@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "common/cache_dir.hpp"
 #include "support/test_paths.hpp"
 
 namespace linsweep::test {
@@ -54,6 +55,13 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// GPT-2's vocab.json + merges.txt: $LINSWEEP_GPT2_TOKENIZER, else where
+// scripts/fetch_gpt2_encoder.sh caches them (ctest runs it first as a fixture).
+inline std::string gpt2_tokenizer_dir() {
+  if (const char* d = std::getenv("LINSWEEP_GPT2_TOKENIZER")) return d;
+  return cache_dir() + "/gpt2-tokenizer";
+}
 
 // Copies a fixture model directory into `dest` (created), for tests that then break it.
 inline void copy_model(const std::string& name, const std::string& dest) {

@@ -9,6 +9,7 @@
 
 #include "common/errors.hpp"
 #include "support/catch.hpp"
+#include "support/expect_error.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/brown_genres.hpp"
 #include "workers/corpus/corpus.hpp"
@@ -41,27 +42,6 @@ std::vector<std::string> brown_names_in(const std::string& dir) {
     if (is_brown_name(e.path().filename().string())) out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
-}
-
-void expect_input_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL("accepted");
-  } catch (const InputError& e) {
-    INFO(e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-  }
-}
-
-std::string cache_brown_dir() {
-  std::string cache;
-  if (const char* c = std::getenv("LINSWEEP_CACHE"))
-    cache = c;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"))
-    cache = std::string(x) + "/linsweep";
-  else
-    cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
-  return cache + "/brown";
 }
 
 }  // namespace
@@ -170,26 +150,26 @@ TEST_CASE("good_: the three demo corpora are written as train/eval Brown directo
 TEST_CASE("bad_: missing directory, absent genre, non-genre letter, too few files, bad names") {
   ScratchDir dir;
   make_brown(dir / "brown", "ak", 3);
-  expect_input_error([&] { brown_genre_files(dir / "nowhere", "a"); }, "nowhere: no such directory");
-  expect_input_error([&] { brown_genre_files(dir / "brown", "kl"); }, dir / "brown" + ": no Brown files of genre L");
-  expect_input_error([&] { brown_genre_files(dir / "brown", "z"); }, "'z' is not a Brown genre letter");
-  expect_input_error([&] { brown_genre_files(dir / "brown", ""); }, "no Brown genre requested");
-  expect_input_error([&] { write_demo_corpora(dir / "brown", dir / "demo"); }, "no Brown files of genre B");
+  test::expect_error([&] { brown_genre_files(dir / "nowhere", "a"); }, "nowhere: no such directory");
+  test::expect_error([&] { brown_genre_files(dir / "brown", "kl"); }, dir / "brown" + ": no Brown files of genre L");
+  test::expect_error([&] { brown_genre_files(dir / "brown", "z"); }, "'z' is not a Brown genre letter");
+  test::expect_error([&] { brown_genre_files(dir / "brown", ""); }, "no Brown genre requested");
+  test::expect_error([&] { write_demo_corpora(dir / "brown", dir / "demo"); }, "no Brown files of genre B");
 
   const auto three = brown_genre_files(dir / "brown", "a");
-  expect_input_error([&] { split_brown_files(three); }, "3 files leave no evaluation file");
-  expect_input_error([&] { split_brown_files(three, 1); }, "eval_every must be at least 2");
+  test::expect_error([&] { split_brown_files(three); }, "3 files leave no evaluation file");
+  test::expect_error([&] { split_brown_files(three, 1); }, "eval_every must be at least 2");
   auto twice = three;
   twice.push_back("/other/ca02");
-  expect_input_error([&] { split_brown_files(twice, 2); }, "is listed twice");
+  test::expect_error([&] { split_brown_files(twice, 2); }, "is listed twice");
 
   test::write_text(dir / "notes.txt", "x");
-  expect_input_error([&] { write_brown_directory({dir / "notes.txt"}, dir / "out"); },
+  test::expect_error([&] { write_brown_directory({dir / "notes.txt"}, dir / "out"); },
                      "notes.txt: not a Brown file name");
-  expect_input_error([&] { write_brown_directory({dir / "gone/ca01"}, dir / "out"); }, "gone/ca01: no such file");
+  test::expect_error([&] { write_brown_directory({dir / "gone/ca01"}, dir / "out"); }, "gone/ca01: no such file");
   std::filesystem::create_directories(dir / "copy");
   std::filesystem::copy_file(dir / "brown/ca01", dir / "copy/ca01");
-  expect_input_error(
+  test::expect_error(
       [&] {
         write_brown_directory({dir / "brown/ca01", dir / "copy/ca01"}, dir / "out");
       },
@@ -198,7 +178,7 @@ TEST_CASE("bad_: missing directory, absent genre, non-genre letter, too few file
 }
 
 TEST_CASE("[brown] the real Brown corpus: 500 files, demo corpora of 88, 80 and 126 files", "[brown]") {
-  const std::string brown = cache_brown_dir();  // scripts/fetch_demo_data.sh
+  const std::string brown = cache_dir() + "/brown";  // scripts/fetch_demo_data.sh
   REQUIRE(std::filesystem::exists(brown + "/ca01"));
   CHECK(brown_genre_files(brown, "abcdefghjklmnpr").size() == 500);
   ScratchDir dir;

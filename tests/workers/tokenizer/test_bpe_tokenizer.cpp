@@ -6,6 +6,7 @@
 
 #include "common/errors.hpp"
 #include "support/catch.hpp"
+#include "support/expect_error.hpp"
 #include "support/test_support.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 #include "workers/tokenizer/pretokenizer.hpp"
@@ -21,30 +22,16 @@ std::vector<TokenId> expected_ids(const std::string& file) {
 
 std::string text(const std::string& name) { return test::read_text(test::data_dir() + "/tokenizer/" + name + ".txt"); }
 
-// GPT-2's own vocab.json + merges.txt, fetched by scripts/fetch_gpt2_encoder.sh (ctest runs it
-// first as a fixture).
-std::string gpt2_dir() {
-  if (const char* d = std::getenv("LINSWEEP_GPT2_TOKENIZER")) return d;
-  std::string cache;
-  if (const char* c = std::getenv("LINSWEEP_CACHE"))
-    cache = c;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"))
-    cache = std::string(x) + "/linsweep";
-  else
-    cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
-  return cache + "/gpt2-tokenizer";
-}
-
 // GPT-2's tokenizer cut to its first k merges: ids < 256 + k, plus <|endoftext|> as 256 + k.
 void write_truncated(const std::string& dir, std::size_t k) {
   std::filesystem::create_directories(dir);
-  auto vocab = nlohmann::json::parse(test::read_text(gpt2_dir() + "/vocab.json"));
+  auto vocab = nlohmann::json::parse(test::read_text(test::gpt2_tokenizer_dir() + "/vocab.json"));
   nlohmann::json cut = nlohmann::json::object();
   for (auto it = vocab.begin(); it != vocab.end(); ++it)
     if (it.value().get<std::size_t>() < 256 + k) cut[it.key()] = it.value();
   cut["<|endoftext|>"] = 256 + k;
   test::write_text(dir + "/vocab.json", cut.dump());
-  std::ifstream in(gpt2_dir() + "/merges.txt");
+  std::ifstream in(test::gpt2_tokenizer_dir() + "/merges.txt");
   std::ofstream out(dir + "/merges.txt");
   std::string line;
   std::getline(in, line);  // #version
@@ -98,8 +85,8 @@ TEST_CASE("truncated tokenizer (767 merges) in all three file forms gives the re
 }
 
 TEST_CASE("[gpt2] GPT-2's full tokenizer and its 1023-merge prefix give GPT-2's ids", "[gpt2]") {
-  REQUIRE(std::filesystem::exists(gpt2_dir() + "/vocab.json"));  // run scripts/fetch_gpt2_encoder.sh
-  const BpeTokenizer full = BpeTokenizer::from_directory(gpt2_dir());
+  REQUIRE(std::filesystem::exists(test::gpt2_tokenizer_dir() + "/vocab.json"));  // run scripts/fetch_gpt2_encoder.sh
+  const BpeTokenizer full = BpeTokenizer::from_directory(test::gpt2_tokenizer_dir());
   CHECK(full.vocab_size() == 50257);
   CHECK(full.merge_count() == 50000);
   CHECK(full.eos_id() == 50256);
@@ -122,38 +109,32 @@ TEST_CASE("[gpt2] GPT-2's full tokenizer and its 1023-merge prefix give GPT-2's 
 
 TEST_CASE("bad_: malformed tokenizer files and invalid UTF-8 are refused with the file named") {
   ScratchDir dir;
-  auto expect = [&](const std::function<BpeTokenizer()>& load, const std::string& needle) {
-    try {
-      load();
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      INFO(e.what());
-      CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    }
-  };
   const std::string vocab = test::model_dir("tiny-gpt2") + "/vocab.json";
   test::write_text(dir / "bad_line.txt", "#version: 0.2\n\xc4\xa0 t\nbroken\n");
-  expect([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_line.txt"); },
-         "bad_line.txt:3: a merge must be");
+  test::expect_error([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_line.txt"); },
+                     "bad_line.txt:3: a merge must be");
   test::write_text(dir / "bad_merge.txt", "#version: 0.2\nq z\n");
-  expect([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_merge.txt"); }, "missing from the vocab");
+  test::expect_error([&] { return BpeTokenizer::from_vocab_merges(vocab, dir / "bad_merge.txt"); },
+                     "missing from the vocab");
   test::write_text(dir / "bad_vocab.json", "{\"a\": 0}");
   test::write_text(dir / "empty_merges.txt", "");
-  expect([&] { return BpeTokenizer::from_vocab_merges(dir / "bad_vocab.json", dir / "empty_merges.txt"); },
-         "no token for byte");
+  test::expect_error([&] { return BpeTokenizer::from_vocab_merges(dir / "bad_vocab.json", dir / "empty_merges.txt"); },
+                     "no token for byte");
   test::write_text(dir / "bad_json.json", "{\"model\": ");
-  expect([&] { return BpeTokenizer::from_tokenizer_json(dir / "bad_json.json"); }, "bad_json.json: invalid JSON");
+  test::expect_error([&] { return BpeTokenizer::from_tokenizer_json(dir / "bad_json.json"); },
+                     "bad_json.json: invalid JSON");
   test::write_text(dir / "bad_type.json", R"({"model": {"type": "WordPiece", "vocab": {}}})");
-  expect([&] { return BpeTokenizer::from_tokenizer_json(dir / "bad_type.json"); }, "not BPE");
+  test::expect_error([&] { return BpeTokenizer::from_tokenizer_json(dir / "bad_type.json"); }, "not BPE");
   auto tj = nlohmann::json::parse(test::read_text(test::model_dir("tiny-neox") + "/tokenizer.json"));
   tj["model"]["merges"][3] = 17;
   test::write_text(dir / "bad_merge_entry.json", tj.dump());
-  expect([&] { return BpeTokenizer::from_tokenizer_json(dir / "bad_merge_entry.json"); }, "merge 3 is neither");
+  test::expect_error([&] { return BpeTokenizer::from_tokenizer_json(dir / "bad_merge_entry.json"); },
+                     "merge 3 is neither");
   std::filesystem::create_directories(dir / "none");
-  expect([&] { return BpeTokenizer::from_directory(dir / "none"); }, "no tokenizer.json");
+  test::expect_error([&] { return BpeTokenizer::from_directory(dir / "none"); }, "no tokenizer.json");
 
   const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
-  expect(
+  test::expect_error(
       [&] {
         tok.encode("ok \xff bad", false, "input.txt");
         return tok;

@@ -6,6 +6,7 @@
 
 #include "common/errors.hpp"
 #include "support/catch.hpp"
+#include "support/expect_error.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/brown_genres.hpp"
 #include "workers/corpus/corpus.hpp"
@@ -18,16 +19,7 @@ using linsweep::test::ScratchDir;
 
 namespace {
 
-std::string cache_dir() {
-  if (const char* c = std::getenv("LINSWEEP_CACHE")) return c;
-  if (const char* x = std::getenv("XDG_CACHE_HOME")) return std::string(x) + "/linsweep";
-  return std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/linsweep";
-}
 // Fetched by scripts/fetch_gpt2_encoder.sh / fetch_demo_data.sh (ctest fixtures).
-std::string gpt2_dir() {
-  if (const char* d = std::getenv("LINSWEEP_GPT2_TOKENIZER")) return d;
-  return cache_dir() + "/gpt2-tokenizer";
-}
 std::string brown_dir() { return cache_dir() + "/brown"; }
 
 std::string fixture_text(const std::string& name) {
@@ -58,16 +50,6 @@ std::size_t check_words(const BpeTokenizer& full, const BpeTokenizer& cut, Token
     }
   }
   return same;
-}
-
-void expect_input_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL("accepted");
-  } catch (const InputError& e) {
-    INFO(e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-  }
 }
 
 }  // namespace
@@ -146,51 +128,51 @@ TEST_CASE("bad_: a source whose numbering is not GPT-2's merge order is refused,
   };
   auto cut = [&](std::size_t k) { return [&, k] { truncate_bpe(src, k, dir / "out"); }; };
 
-  expect_input_error(cut(768), "merges.txt: has 767 merges, fewer than the 768 asked for");
+  test::expect_error(cut(768), "merges.txt: has 767 merges, fewer than the 768 asked for");
   // A byte token moved past 255 (swapped with the first merge's result, "Ġt" = 256).
   with_vocab([](nlohmann::ordered_json& v) { v["!"] = 256, v["\xc4\xa0t"] = 0; });
-  expect_input_error(cut(10), "vocab.json: byte token '!' has id 256");
+  test::expect_error(cut(10), "vocab.json: byte token '!' has id 256");
   // Two merge results swapped: merge 5 ("o n" -> "on") no longer yields id 261.
   with_vocab([](nlohmann::ordered_json& v) {
     const auto a = v["on"].get<int>(), b = v["re"].get<int>();
     v["on"] = b, v["re"] = a;
   });
   CHECK_NOTHROW(truncate_bpe(src, 4, dir / "out"));  // the first four merges are intact
-  expect_input_error(cut(10), "merges.txt:6: merge 4 'r e': result 're' has id 261");
-  expect_input_error(cut(10), "not 260 (ids would not stay GPT-2's)");
+  test::expect_error(cut(10), "merges.txt:6: merge 4 'r e': result 're' has id 261");
+  test::expect_error(cut(10), "not 260 (ids would not stay GPT-2's)");
   with_vocab([](nlohmann::ordered_json& v) { v["on"] = 5; });
-  expect_input_error(cut(10), "share id 5");
+  test::expect_error(cut(10), "share id 5");
   with_vocab([](nlohmann::ordered_json& v) { v.erase("\xc4\xa0"); });
-  expect_input_error(cut(1), "no token for byte 32");
+  test::expect_error(cut(1), "no token for byte 32");
   with_vocab([](nlohmann::ordered_json& v) { v["x"] = "seven"; });
-  expect_input_error(cut(1), "id of 'x' is not an integer");
+  test::expect_error(cut(1), "id of 'x' is not an integer");
   // Merges: a malformed line, and a merge whose part only a later merge makes.
   with_vocab([](nlohmann::ordered_json&) {});
   test::write_text(src + "/merges.txt", "#version: 0.2\n\xc4\xa0 t\nbroken\n");
-  expect_input_error(cut(2), "merges.txt:3: a merge must be two symbols");
+  test::expect_error(cut(2), "merges.txt:3: a merge must be two symbols");
   CHECK_NOTHROW(truncate_bpe(src, 1, dir / "out"));  // lines past K are not read
   test::write_text(src + "/merges.txt", "#version: 0.2\n\xc4\xa0t he\n");
-  expect_input_error(cut(1), "part '\xc4\xa0t' is not a byte or an earlier merge's result");
+  test::expect_error(cut(1), "part '\xc4\xa0t' is not a byte or an earlier merge's result");
   test::write_text(src + "/vocab.json", "{\"a\": ");
-  expect_input_error(cut(1), "vocab.json: invalid JSON");
+  test::expect_error(cut(1), "vocab.json: invalid JSON");
   std::filesystem::remove(src + "/merges.txt");
-  expect_input_error(cut(1), "merges.txt: no such file");
-  expect_input_error([&] { truncate_bpe(dir / "none", 1, dir / "out"); }, "none/vocab.json: no such file");
+  test::expect_error(cut(1), "merges.txt: no such file");
+  test::expect_error([&] { truncate_bpe(dir / "none", 1, dir / "out"); }, "none/vocab.json: no such file");
 }
 
 TEST_CASE("[gpt2] GPT-2's own files keep the merge-order numbering; the cuts give the reference ids", "[gpt2]") {
-  REQUIRE(std::filesystem::exists(gpt2_dir() + "/vocab.json"));  // scripts/fetch_gpt2_encoder.sh
+  REQUIRE(std::filesystem::exists(test::gpt2_tokenizer_dir() + "/vocab.json"));  // scripts/fetch_gpt2_encoder.sh
   ScratchDir dir;
   // All 50,000 merges: the property holds over the whole file, and the cut is GPT-2 itself.
-  const auto all = truncate_bpe(gpt2_dir(), 50000, dir / "all");
+  const auto all = truncate_bpe(test::gpt2_tokenizer_dir(), 50000, dir / "all");
   CHECK(all.vocab_size == 50257);
   CHECK(all.eos_id == 50256);
   CHECK(nlohmann::json::parse(test::read_text(dir / "all/vocab.json")) ==
-        nlohmann::json::parse(test::read_text(gpt2_dir() + "/vocab.json")));
-  expect_input_error([&] { truncate_bpe(gpt2_dir(), 50001, dir / "x"); }, "has 50000 merges");
+        nlohmann::json::parse(test::read_text(test::gpt2_tokenizer_dir() + "/vocab.json")));
+  test::expect_error([&] { truncate_bpe(test::gpt2_tokenizer_dir(), 50001, dir / "x"); }, "has 50000 merges");
   for (std::size_t k : {767u, 1023u}) {
     const std::string out = dir / ("k" + std::to_string(k));
-    truncate_bpe(gpt2_dir(), k, out);
+    truncate_bpe(test::gpt2_tokenizer_dir(), k, out);
     const BpeTokenizer tok = BpeTokenizer::from_directory(out);
     for (const char* name : {"edge", "brown_fiction"}) {
       INFO(name << " k=" << k);
@@ -200,14 +182,14 @@ TEST_CASE("[gpt2] GPT-2's own files keep the merge-order numbering; the cuts giv
 }
 
 TEST_CASE("[brown] the demo tokenizer (K = 1791) on real Brown text", "[gpt2][brown]") {
-  REQUIRE(std::filesystem::exists(gpt2_dir() + "/vocab.json"));  // scripts/fetch_demo_data.sh
+  REQUIRE(std::filesystem::exists(test::gpt2_tokenizer_dir() + "/vocab.json"));  // scripts/fetch_demo_data.sh
   REQUIRE(std::filesystem::exists(brown_dir() + "/ca01"));
   ScratchDir dir;
-  const auto info = truncate_bpe(gpt2_dir(), 1791, dir / "k1791");
+  const auto info = truncate_bpe(test::gpt2_tokenizer_dir(), 1791, dir / "k1791");
   CHECK(info.vocab_size == 2048);
   CHECK(info.eos_id == 2047);
   const BpeTokenizer cut = BpeTokenizer::from_directory(dir / "k1791");
-  const BpeTokenizer full = BpeTokenizer::from_directory(gpt2_dir());
+  const BpeTokenizer full = BpeTokenizer::from_directory(test::gpt2_tokenizer_dir());
   CHECK(cut.vocab_size() == 2048);
   CHECK(cut.id_limit() == 2048);
   // One file of each demo corpus, through the Brown reader as the demo reads them.
