@@ -25,16 +25,20 @@ bool blas_threads_settable() { return openblas().found(); }
 
 int blas_threads() { return openblas().found() ? openblas().get() : 0; }
 
-BlasThreadsScope::BlasThreadsScope(int threads) {
+bool set_blas_threads(int threads) {
   const auto& o = openblas();
-  if (!o.found() || threads < 1) return;
-  previous_ = o.get();
-  if (previous_ != threads) o.set(threads);
+  if (!o.found() || threads < 1) return false;
+  if (o.get() != threads) o.set(threads);
+  return true;
+}
+
+BlasThreadsScope::BlasThreadsScope(int threads) {
+  const int previous = blas_threads();
+  if (set_blas_threads(threads)) previous_ = previous;
 }
 
 BlasThreadsScope::~BlasThreadsScope() {
-  const auto& o = openblas();
-  if (active() && o.get() != previous_) o.set(previous_);
+  if (active()) set_blas_threads(previous_);
 }
 
 }  // namespace linsweep

@@ -28,4 +28,8 @@ bool blas_threads_settable();
 // OpenBLAS's thread count now; 0 with another BLAS.
 int blas_threads();
 
+// Sets OpenBLAS's thread count for good (configure_threads); returns false, setting nothing,
+// with another BLAS or a count below 1.
+bool set_blas_threads(int threads);
+
 }  // namespace linsweep

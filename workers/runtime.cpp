@@ -4,7 +4,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 #include <torch/version.h>
 
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "workers/blas_threads.hpp"
 
 namespace linsweep {
 int default_thread_count() {
@@ -27,8 +27,7 @@ void configure_threads(int threads) {
   // Debian's LibTorch does not know it runs on OpenBLAS, whose own pool defaults to every
   // CPU in the affinity mask; float64 GEMMs (the fit statistics) would then round
   // differently from run to run depending on how mpirun binds ranks. Match it to torch's.
-  using SetThreads = void (*)(int);
-  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+  set_blas_threads(n);
 }
 
 int configured_threads() { return at::get_num_threads(); }

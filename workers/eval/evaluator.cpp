@@ -2,8 +2,6 @@
 #include "workers/eval/evaluator.hpp"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-#include <ATen/ThreadLocalState.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include "common/errors.hpp"
 #include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
+#include "workers/parallel_as_caller.hpp"
 
 namespace linsweep {
 namespace {
@@ -35,9 +34,7 @@ std::pair<at::Tensor, at::Tensor> max_and_sum_exp(at::Tensor logits) {
   }
   const std::int64_t rows = logits.size(0);
   at::Tensor max_logit = at::empty({rows}, logits.options()), sum_exp = at::empty({rows}, logits.options());
-  const at::ThreadLocalState state;
-  at::parallel_for(0, rows, kCacheRows, [&](std::int64_t first, std::int64_t last) {
-    at::ThreadLocalStateGuard guard(state);
+  parallel_for_as_caller(0, rows, kCacheRows, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t r = first; r < last; r += kCacheRows) {
       const std::int64_t n = std::min(kCacheRows, last - r);
       at::Tensor block = logits.narrow(0, r, n);

@@ -2,14 +2,12 @@
 #include "workers/model/attention.hpp"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-#include <ATen/ThreadLocalState.h>
-#include <c10/core/GradMode.h>
 
 #include <limits>
 
 #include "workers/blas_threads.hpp"
 #include "workers/model/threaded_gemm.hpp"
+#include "workers/parallel_as_caller.hpp"
 
 namespace linsweep {
 namespace {
@@ -33,10 +31,8 @@ at::Tensor batched(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor&
 at::Tensor per_head(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
                     double scale) {
   at::Tensor out = at::empty(vf.sizes(), vf.options());
-  const at::ThreadLocalState state;
   BlasThreadsScope single(1);
-  at::parallel_for(0, qf.size(0), 1, [&](std::int64_t first, std::int64_t last) {
-    at::ThreadLocalStateGuard guard(state);
+  parallel_for_as_caller(0, qf.size(0), 1, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t i = first; i < last; ++i) {
       at::Tensor out_i = out[i];
       at::mm_out(out_i, at::softmax(at::addmm(mask, qf[i], kt[i], /*beta=*/1.0, /*alpha=*/scale), -1), vf[i]);
@@ -53,8 +49,8 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   const at::Tensor qf = q.reshape({B * H, T, hd});
   const at::Tensor kt = k.reshape({B * H, T, hd}).transpose(1, 2);
   const at::Tensor vf = v.reshape({B * H, T, hd});
-  const bool split = splits_over_threads(q, k) && !(v.requires_grad() && c10::GradMode::is_enabled());
-  const at::Tensor out = split ? per_head(qf, kt, vf, mask, scale) : batched(qf, kt, vf, mask, scale);
+  const at::Tensor out =
+      splits_over_threads(q, k, v) ? per_head(qf, kt, vf, mask, scale) : batched(qf, kt, vf, mask, scale);
   return out.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});
 }
 

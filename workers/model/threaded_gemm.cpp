@@ -3,19 +3,20 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/ThreadLocalState.h>
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <utility>
 
 #include "workers/blas_threads.hpp"
+#include "workers/parallel_as_caller.hpp"
 
 namespace linsweep {
 namespace {
 
-bool records_autograd(const at::Tensor& x, const at::Tensor& weight) {
-  return c10::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad());
+bool records_autograd(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& third) {
+  return c10::GradMode::is_enabled() &&
+         (x.requires_grad() || weight.requires_grad() || (third.defined() && third.requires_grad()));
 }
 
 // [begin, end) of part `i` of `parts` over n, cut at multiples of 16 (whole vector registers).
@@ -27,26 +28,23 @@ std::pair<std::int64_t, std::int64_t> part(std::int64_t n, std::int64_t parts, s
 
 }  // namespace
 
-bool splits_over_threads(const at::Tensor& x, const at::Tensor& weight) {
+bool splits_over_threads(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& third) {
   return x.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
-         !records_autograd(x, weight) && at::get_num_threads() > 1 && !at::in_parallel_region() &&
+         !records_autograd(x, weight, third) && at::get_num_threads() > 1 && !at::in_parallel_region() &&
          blas_threads_settable();
 }
 
 at::Tensor threaded_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const auto b = bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
-  if (!splits_over_threads(x, weight) || (b && b->requires_grad() && c10::GradMode::is_enabled()))
-    return at::linear(x, weight, b);
+  if (!splits_over_threads(x, weight, bias)) return at::linear(x, weight, b);
   const auto in = weight.size(1), width = weight.size(0);
   const at::Tensor x2 = x.reshape({-1, in});
   const auto rows = x2.size(0);
   at::Tensor y = at::empty({rows, width}, x.options());
   const std::int64_t parts = at::get_num_threads();
   const bool by_columns = width >= rows;  // the LM head: a slice of the vocabulary per thread
-  const at::ThreadLocalState state;       // inference mode and grad mode, for the pool's threads
   BlasThreadsScope single(1);
-  at::parallel_for(0, parts, 1, [&](std::int64_t first, std::int64_t last) {
-    at::ThreadLocalStateGuard guard(state);
+  parallel_for_as_caller(0, parts, 1, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t i = first; i < last; ++i) {
       const auto [lo, hi] = part(by_columns ? width : rows, parts, i);
       if (hi <= lo) continue;

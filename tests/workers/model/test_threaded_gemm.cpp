@@ -14,7 +14,7 @@ using namespace linsweep;
 
 namespace {
 
-// Torch's pool at `n` threads for a scope (OpenMP defaults to one thread on the test machines).
+// Torch's pool at `n` threads for a scope, whatever OpenMP's default on the machine.
 class TorchThreads {
  public:
   explicit TorchThreads(int n) : previous_(at::get_num_threads()) { at::set_num_threads(n); }
