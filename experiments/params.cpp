@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "common/enum_names.hpp"
+
 namespace linsweep {
 namespace {
 
@@ -53,29 +55,17 @@ ParamRange in_range(double lo, double hi) {
 }
 
 std::string param_type_name(ParamType type) {
-  switch (type) {
-    case ParamType::kFloat:
-      return "number";
-    case ParamType::kInt:
-      return "integer";
-    case ParamType::kBool:
-      return "true/false";
-    case ParamType::kString:
-      return "string";
-    case ParamType::kFloats:
-      return "number or list of numbers";
-    case ParamType::kInts:
-      return "list of integers";
-    case ParamType::kStrings:
-      return "string or list of strings";
-    case ParamType::kLayers:
-      return "`all` or list of layers and \"a-b\" ranges";
-    case ParamType::kCorpus:
-      return "corpus name";
-    case ParamType::kCorpora:
-      return "list of corpus names";
-  }
-  return "?";
+  static constexpr EnumName<ParamType> kNames[] = {{ParamType::kFloat, "number"},
+                                                   {ParamType::kInt, "integer"},
+                                                   {ParamType::kBool, "true/false"},
+                                                   {ParamType::kString, "string"},
+                                                   {ParamType::kFloats, "number or list of numbers"},
+                                                   {ParamType::kInts, "list of integers"},
+                                                   {ParamType::kStrings, "string or list of strings"},
+                                                   {ParamType::kLayers, "`all` or list of layers and \"a-b\" ranges"},
+                                                   {ParamType::kCorpus, "corpus name"},
+                                                   {ParamType::kCorpora, "list of corpus names"}};
+  return enum_name(kNames, type);
 }
 
 }  // namespace linsweep

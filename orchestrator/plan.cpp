@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "common/enum_names.hpp"
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/plan_builder.hpp"
@@ -113,15 +114,9 @@ Plan plan_from_json(const nlohmann::json& j) {
 }
 
 const char* unit_state_name(UnitState s) noexcept {
-  switch (s) {
-    case UnitState::kDone:
-      return "done";
-    case UnitState::kPending:
-      return "pending";
-    case UnitState::kRerun:
-      return "rerun";
-  }
-  return "?";
+  static constexpr EnumName<UnitState> kNames[] = {
+      {UnitState::kDone, "done"}, {UnitState::kPending, "pending"}, {UnitState::kRerun, "rerun"}};
+  return enum_name(kNames, s);
 }
 
 std::vector<PlannedUnit> plan_status(const Plan& plan, const Store* store) {

@@ -345,9 +345,8 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
     if (!is_regular_file(cs.path) && !is_directory(cs.path))
       ctx.fail(c["path"], f + ".path", "'" + cs.path + "' does not exist");
     cs.format = c["format"] ? get_string(ctx, c["format"], f + ".format") : "";
-    static const std::set<std::string> formats = {"text", "wikitext", "lambada", "brown", "npy"};
-    if (!cs.format.empty() && formats.count(cs.format) == 0)
-      ctx.fail(c["format"], f + ".format", "'" + cs.format + "' is unknown (text, wikitext, lambada, brown, npy)");
+    if (!cs.format.empty() && !parse_enum(kCorpusFormats, cs.format))
+      ctx.fail(c["format"], f + ".format", "'" + cs.format + "' is unknown (" + enum_names_list(kCorpusFormats) + ")");
     if (cs.format.empty()) cs.format = corpus_format_name(guess_corpus_format(cs.path));
     // A token stream's header is checked now (a few bytes), so that a broken .npy fails the
     // spec instead of every unit that reads it; text corpora are checked when tokenized.

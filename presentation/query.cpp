@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "common/enum_names.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "common/suggest.hpp"
@@ -288,12 +289,13 @@ QueryResult run_query(const Table& table, const QueryOptions& options) {
 }
 
 TableFormat parse_table_format(const std::string& name) {
-  if (name == "table") return TableFormat::kTable;
-  if (name == "csv") return TableFormat::kCsv;
-  if (name == "tsv") return TableFormat::kTsv;
-  if (name == "json") return TableFormat::kJson;
-  if (name == "md") return TableFormat::kMarkdown;
-  bad("--format '" + printable(name) + "' is unknown (table, csv, tsv, json, md)");
+  static constexpr EnumName<TableFormat> kNames[] = {{TableFormat::kTable, "table"},
+                                                     {TableFormat::kCsv, "csv"},
+                                                     {TableFormat::kTsv, "tsv"},
+                                                     {TableFormat::kJson, "json"},
+                                                     {TableFormat::kMarkdown, "md"}};
+  if (auto f = parse_enum(kNames, name)) return *f;
+  bad("--format '" + printable(name) + "' is unknown (" + enum_names_list(kNames) + ")");
 }
 
 std::string csv_field(const std::string& value) {

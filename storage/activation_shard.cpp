@@ -33,22 +33,9 @@ H5Id create_dataset(hid_t file, const char* name, hid_t type, int rank, std::int
 }  // namespace
 
 ActivationDType parse_activation_dtype(const std::string& name) {
-  if (name == "float16") return ActivationDType::kFloat16;
-  if (name == "float32") return ActivationDType::kFloat32;
-  if (name == "bfloat16") return ActivationDType::kBFloat16;
-  throw StorageError("activation dtype '" + name + "' is unknown (float16, float32, bfloat16)", ExitCode::kBadInput);
-}
-
-const char* activation_dtype_name(ActivationDType d) noexcept {
-  switch (d) {
-    case ActivationDType::kFloat16:
-      return "float16";
-    case ActivationDType::kFloat32:
-      return "float32";
-    case ActivationDType::kBFloat16:
-      return "bfloat16";
-  }
-  return "?";
+  if (auto d = parse_enum(kActivationDTypes, name)) return *d;
+  throw StorageError("activation dtype '" + name + "' is unknown (" + enum_names_list(kActivationDTypes) + ")",
+                     ExitCode::kBadInput);
 }
 
 ActivationWriter::ActivationWriter(std::string path, std::int64_t d, ActivationOptions options)

@@ -7,14 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "storage/hdf5.hpp"
 
 namespace linsweep {
 
 enum class ActivationDType { kFloat16, kFloat32, kBFloat16 };
-// "float16" | "float32" | "bfloat16"; StorageError(kBadInput) otherwise.
+inline constexpr EnumName<ActivationDType> kActivationDTypes[] = {{ActivationDType::kFloat16, "float16"},
+                                                                  {ActivationDType::kFloat32, "float32"},
+                                                                  {ActivationDType::kBFloat16, "bfloat16"}};
+// A name of kActivationDTypes; StorageError(kBadInput) listing them otherwise.
 ActivationDType parse_activation_dtype(const std::string& name);
-const char* activation_dtype_name(ActivationDType d) noexcept;
+inline const char* activation_dtype_name(ActivationDType d) noexcept { return enum_name(kActivationDTypes, d); }
 
 // What a shard holds, written as its root attributes so that it describes itself.
 struct ShardDescription {

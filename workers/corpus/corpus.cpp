@@ -53,28 +53,8 @@ bool is_brown_name(const std::string& n) {
 }
 
 CorpusFormat parse_corpus_format(const std::string& name) {
-  if (name == "text") return CorpusFormat::kText;
-  if (name == "wikitext") return CorpusFormat::kWikitext;
-  if (name == "lambada") return CorpusFormat::kLambada;
-  if (name == "brown") return CorpusFormat::kBrown;
-  if (name == "npy") return CorpusFormat::kNpy;
-  throw InputError("corpus format '" + name + "' is unknown (known: text, wikitext, lambada, brown, npy)");
-}
-
-const char* corpus_format_name(CorpusFormat f) noexcept {
-  switch (f) {
-    case CorpusFormat::kText:
-      return "text";
-    case CorpusFormat::kWikitext:
-      return "wikitext";
-    case CorpusFormat::kLambada:
-      return "lambada";
-    case CorpusFormat::kBrown:
-      return "brown";
-    case CorpusFormat::kNpy:
-      return "npy";
-  }
-  return "?";
+  if (auto f = parse_enum(kCorpusFormats, name)) return *f;
+  throw InputError("corpus format '" + name + "' is unknown (known: " + enum_names_list(kCorpusFormats) + ")");
 }
 
 CorpusFormat guess_corpus_format(const std::string& path) {

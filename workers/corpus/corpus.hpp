@@ -6,15 +6,21 @@
 #include <string_view>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 
 enum class CorpusFormat { kText, kWikitext, kLambada, kBrown, kNpy };
+inline constexpr EnumName<CorpusFormat> kCorpusFormats[] = {{CorpusFormat::kText, "text"},
+                                                            {CorpusFormat::kWikitext, "wikitext"},
+                                                            {CorpusFormat::kLambada, "lambada"},
+                                                            {CorpusFormat::kBrown, "brown"},
+                                                            {CorpusFormat::kNpy, "npy"}};
 
-// "text" | "wikitext" | "lambada" | "brown" | "npy"; InputError listing them otherwise.
+// A name of kCorpusFormats; InputError listing them otherwise.
 CorpusFormat parse_corpus_format(const std::string& name);
-const char* corpus_format_name(CorpusFormat f) noexcept;
+inline const char* corpus_format_name(CorpusFormat f) noexcept { return enum_name(kCorpusFormats, f); }
 // From the path: *.npy, *.jsonl (LAMBADA), wiki.*.raw / wiki.*.tokens, a directory (Brown),
 // otherwise plain text.
 CorpusFormat guess_corpus_format(const std::string& path);
