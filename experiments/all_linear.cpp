@@ -99,12 +99,7 @@ void expand_all_linear(const AllLinearParams& p, PlanBuilder& b) {
                             p.seed,
                             p.prefix_cache,
                             c.format};
-      b.add(Unit{.kind = "all_linear",
-                 .model = m.name,
-                 .corpus = c.name,
-                 .params = u,
-                 .inputs = b.inputs(m.name, c.name),
-                 .deps = {fit}});
+      b.add_with_inputs(Unit{.kind = "all_linear", .model = m.name, .corpus = c.name, .params = u, .deps = {fit}});
     }
 }
 

@@ -53,12 +53,7 @@ std::string provide_capture(PlanBuilder& b, const ModelSpec& m, const std::strin
   p.lambda = first_lambda(b.sweep());
   p.format = b.sweep().corpus(corpus)->format;
   p.activation_dtype = b.sweep().runtime.activation_dtype;
-  return b.add(Unit{.kind = "capture",
-                    .model = m.name,
-                    .corpus = corpus,
-                    .params = p,
-                    .inputs = b.inputs(m.name, corpus),
-                    .deps = {fit}});
+  return b.add_with_inputs(Unit{.kind = "capture", .model = m.name, .corpus = corpus, .params = p, .deps = {fit}});
 }
 const ProviderRegistrar kCaptureProvider{"capture", provide_capture};
 

@@ -104,12 +104,8 @@ void expand_compound(const CompoundParams& p, PlanBuilder& b) {
       CompoundUnitParams u{
           p.bootstrap, p.seed, layers, b.split("eval").get<Split>(), b.sweep().context, first_lambda(b.sweep()),
           c.format};
-      b.add(Unit{.kind = "compound",
-                 .model = m.name,
-                 .corpus = c.name,
-                 .params = u,
-                 .inputs = b.inputs(m.name, c.name),
-                 .deps = std::move(deps)});
+      b.add_with_inputs(
+          Unit{.kind = "compound", .model = m.name, .corpus = c.name, .params = u, .deps = std::move(deps)});
     }
 }
 

@@ -70,8 +70,8 @@ std::string add_fit(PlanBuilder& b, const ModelSpec& m, const std::string& corpu
                     const std::string& suffix) {
   const CorpusSpec& c = *b.sweep().corpus(corpus);
   StatsUnitParams sp{b.split("fit").get<Split>(), b.sweep().context, layers, c.format};
-  Unit stats{.kind = "stats", .model = m.name, .corpus = corpus, .params = sp, .inputs = b.inputs(m.name, corpus)};
-  const std::string stats_id = b.add(std::move(stats), suffix);
+  const std::string stats_id =
+      b.add_with_inputs(Unit{.kind = "stats", .model = m.name, .corpus = corpus, .params = sp}, suffix);
   FitUnitParams fp{fit_params(b.sweep()).lambda, std::move(layers), suffix.empty()};
   Unit fit{.kind = "fit", .model = m.name, .corpus = corpus, .params = fp, .deps = {stats_id}};
   return b.add(std::move(fit), suffix);

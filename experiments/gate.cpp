@@ -194,13 +194,8 @@ std::string provide_gate(PlanBuilder& b, const ModelSpec& m, const std::string& 
                    first_lambda(b.sweep()),
                    b.sweep().corpus(corpus)->format,
                    layer};
-  return b.add(Unit{.kind = "gate",
-                    .model = m.name,
-                    .corpus = corpus,
-                    .params = p,
-                    .inputs = b.inputs(m.name, corpus),
-                    .deps = {capture, fit}},
-               "/layer" + std::to_string(layer));
+  return b.add_with_inputs(Unit{.kind = "gate", .model = m.name, .corpus = corpus, .params = p, .deps = {capture, fit}},
+                           "/layer" + std::to_string(layer));
 }
 const ProviderRegistrar kGateProvider{"gate", provide_gate};
 

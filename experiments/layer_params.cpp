@@ -36,18 +36,15 @@ void for_each_capture(PlanBuilder& b, const nlohmann::json& layers, const Captur
 
 void add_per_captured_layer(PlanBuilder& b, const nlohmann::json& layers, const std::string& kind,
                             const std::function<nlohmann::json(std::int64_t layer)>& params) {
-  for_each_capture(b, layers,
-                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
-                       const std::vector<std::int64_t>& selected) {
-                     for (std::int64_t layer : selected)
-                       b.add(Unit{.kind = kind,
-                                  .model = m.name,
-                                  .corpus = corpus,
-                                  .params = params(layer),
-                                  .inputs = b.inputs(m.name, corpus),
-                                  .deps = {capture}},
-                             "/layer" + std::to_string(layer));
-                   });
+  for_each_capture(
+      b, layers,
+      [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+          const std::vector<std::int64_t>& selected) {
+        for (std::int64_t layer : selected)
+          b.add_with_inputs(
+              Unit{.kind = kind, .model = m.name, .corpus = corpus, .params = params(layer), .deps = {capture}},
+              "/layer" + std::to_string(layer));
+      });
 }
 
 }  // namespace linsweep

@@ -75,6 +75,11 @@ std::string PlanBuilder::add(Unit u, const std::string& slot_suffix) {
   return units_.back().id;
 }
 
+std::string PlanBuilder::add_with_inputs(Unit u, const std::string& slot_suffix) {
+  u.inputs = inputs(u.model, u.corpus);
+  return add(std::move(u), slot_suffix);
+}
+
 std::string PlanBuilder::provide(const std::string& provider, const ModelSpec& m, const std::string& corpus,
                                  const nlohmann::json& request) {
   const std::string key = provider + "\n" + m.name + "\n" + corpus + "\n" + request.dump();

@@ -55,6 +55,9 @@ class PlanBuilder {
   // Adds `u`: its slot is "<kind>/<model>/<corpus><slot_suffix>" and its id is computed from
   // its contents. Returns the id.
   std::string add(Unit u, const std::string& slot_suffix = "");
+  // add(u) with u.inputs = inputs(u.model, u.corpus): for a unit that reads the model's weights
+  // and the corpus's stream, so that a changed file makes it a new unit.
+  std::string add_with_inputs(Unit u, const std::string& slot_suffix = "");
   const std::vector<Unit>& units() const noexcept { return units_; }
   std::vector<Unit> take_units() { return std::move(units_); }
 

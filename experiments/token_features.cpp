@@ -105,17 +105,16 @@ const TableDef<TokenRegressionRow>& token_regression_table() {
 const TableRegistrar kTokenRegressionTable{token_regression_table().schema()};
 
 void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
-  for_each_capture(
-      b, p.layers,
-      [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
-          const std::vector<std::int64_t>& layers) {
-        b.add(Unit{.kind = "token_features",
-                   .model = m.name,
-                   .corpus = corpus,
-                   .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(), b.sweep().context, layers},
-                   .inputs = b.inputs(m.name, corpus),
-                   .deps = {capture}});
-      });
+  for_each_capture(b, p.layers,
+                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+                       const std::vector<std::int64_t>& layers) {
+                     b.add_with_inputs(Unit{
+                         .kind = "token_features",
+                         .model = m.name,
+                         .corpus = corpus,
+                         .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(), b.sweep().context, layers},
+                         .deps = {capture}});
+                   });
 }
 
 const ExperimentRegistrar kTokenFeatures{make_experiment<TokenFeaturesParams>(
