@@ -42,12 +42,11 @@ CapturedRows read_captured(const StoreLayout& store, const UnitResult& capture, 
   return out;
 }
 
-LabelledRows read_labelled(const StoreLayout& store, const UnitResult& capture, std::int64_t layer,
-                           const HoldoutDraw& draw) {
+LabelledRows read_labelled(const ExperimentInput& in, std::int64_t layer, const HoldoutDraw& draw) {
   if (draw.by != "window" && draw.by != "row")
     throw InputError("holdout_by '" + draw.by + "' is neither window nor row");
   LabelledRows out;
-  out.rows = read_captured(store, capture, "gate", layer);
+  out.rows = read_captured(in.store, dep_of_kind(in.deps, "capture", in.unit_id), "gate", layer);
   out.threshold = gate_label_threshold(out.rows.delta);
   out.labels = gate_labels(out.rows.delta, out.threshold);
   out.split = draw.by == "row" ? holdout_split(out.rows.size(), draw.fraction, draw.seed)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/classification.hpp"
+#include "experiments/experiment.hpp"
 #include "storage/store_layout.hpp"
 #include "storage/unit_file.hpp"
 
@@ -48,10 +49,15 @@ struct HoldoutDraw {
   std::uint64_t seed = 0;
   std::string by = "window";  // or "row"
 };
-// read_captured(…, "gate", layer) with its labels and hold-out; throws like read_captured, and
-// InputError for a `by` other than window or row.
-LabelledRows read_labelled(const StoreLayout& store, const UnitResult& capture, std::int64_t layer,
-                           const HoldoutDraw& draw);
+// read_captured(…, "gate", layer) of the unit's capture dependency, with its labels and
+// hold-out; throws like dep_of_kind and read_captured, and InputError for a `by` other than
+// window or row.
+LabelledRows read_labelled(const ExperimentInput& in, std::int64_t layer, const HoldoutDraw& draw);
+// The seed a per-layer unit draws with: its `seed` parameter plus the layer, so that layers
+// draw different hold-outs.
+inline std::uint64_t layer_seed(std::int64_t seed, std::int64_t layer) noexcept {
+  return static_cast<std::uint64_t>(seed) + static_cast<std::uint64_t>(layer);
+}
 
 // Rows `index` (ascending or not) of x as a float64 tensor, and of a vector.
 at::Tensor rows_of(const at::Tensor& x, const std::vector<std::int64_t>& index);

@@ -93,14 +93,11 @@ const ExperimentRegistrar kClusters{make_experiment<ClustersParams>(
     captured_layer_needs<ClustersParams, &ClustersParams::layers>())};
 
 UnitResult run_clusters(const ExperimentInput& in) {
-  const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
   const auto p = in.params.get<ClustersUnitParams>();
   const std::int64_t layer = p.layer;
-  const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
-  const LabelledRows labelled = read_labelled(in.store, capture, layer, {p.holdout, seed, p.holdout_by});
-  const CapturedRows& rows = labelled.rows;
-  const std::vector<std::uint8_t>& labels = labelled.labels;
-  const HoldoutSplit& hs = labelled.split;
+  const std::uint64_t seed = layer_seed(p.seed, layer);
+  const LabelledRows labelled = read_labelled(in, layer, {p.holdout, seed, p.holdout_by});
+  const auto& [rows, threshold, labels, hs] = labelled;
   if (hs.train.size() < 2) throw InputError(in.unit_id + ": too few captured rows for clusters");
 
   const at::Tensor x_train = rows_of(rows.x, hs.train);

@@ -295,7 +295,7 @@ UnitResult run_gate(const ExperimentInput& in) {
   const UnitResult& fit = dep_of_kind(in.deps, "fit", in.unit_id);
   const auto p = in.params.get<GateUnitParams>();
   const std::int64_t layer = p.layer, context = p.context;
-  const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
+  const std::uint64_t seed = layer_seed(p.seed, layer);
   std::vector<GateVariant> variants;
   for (const auto& v : p.variants) variants.push_back(GateVariant::parse(v));
   GateTraining training;
@@ -303,11 +303,8 @@ UnitResult run_gate(const ExperimentInput& in) {
   training.mlp_epochs = p.mlp_epochs;
 
   // Labels: δ ≤ threshold, the threshold taken on the gate split and applied to every split.
-  const LabelledRows labelled = read_labelled(in.store, capture, layer, {p.holdout, seed, p.holdout_by});
-  const CapturedRows& gate_rows = labelled.rows;
-  const double threshold = labelled.threshold;
-  const std::vector<std::uint8_t>& labels = labelled.labels;
-  const HoldoutSplit& hs = labelled.split;
+  const LabelledRows labelled = read_labelled(in, layer, {p.holdout, seed, p.holdout_by});
+  const auto& [gate_rows, threshold, labels, hs] = labelled;
   const at::Tensor x_train = rows_of(gate_rows.x, hs.train), x_hold = rows_of(gate_rows.x, hs.holdout);
   const at::Tensor y_train = label_tensor(rows_of(labels, hs.train));
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);

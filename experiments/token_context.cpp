@@ -135,14 +135,11 @@ std::pair<at::Tensor, at::Tensor> residual_components(LanguageModel& model, cons
 }
 
 UnitResult run_token_context(const ExperimentInput& in) {
-  const UnitResult& capture = dep_of_kind(in.deps, "capture", in.unit_id);
   const auto p = in.params.get<TokenContextUnitParams>();
   const std::int64_t layer = p.layer;
-  const auto seed = static_cast<std::uint64_t>(p.seed) + static_cast<std::uint64_t>(layer);
-  const LabelledRows labelled = read_labelled(in.store, capture, layer, {p.holdout, seed, p.holdout_by});
-  const CapturedRows& rows = labelled.rows;
-  const std::vector<std::uint8_t>& labels = labelled.labels;
-  const HoldoutSplit& hs = labelled.split;
+  const std::uint64_t seed = layer_seed(p.seed, layer);
+  const LabelledRows labelled = read_labelled(in, layer, {p.holdout, seed, p.holdout_by});
+  const auto& [rows, threshold, labels, hs] = labelled;
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);
   const at::Tensor y_train = at::tensor(std::vector<double>(labels.begin(), labels.end()), at::kDouble)
                                  .index_select(0, at::tensor(hs.train, at::kLong));
