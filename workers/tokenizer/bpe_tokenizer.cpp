@@ -9,6 +9,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "workers/tokenizer/merges_file.hpp"
 #include "workers/tokenizer/pretokenizer.hpp"
 
 namespace linsweep {
@@ -48,22 +49,8 @@ BpeTokenizer BpeTokenizer::from_vocab_merges(const std::string& vocab_path, cons
   const std::string text = read_file(merges_path, kMaxMergesBytes);
   require_utf8(text, merges_path);
   std::vector<std::pair<std::string, std::string>> merges;
-  std::size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || (line_no == 1 && line.starts_with("#version"))) continue;
-    std::size_t sp = line.find(' ');
-    if (sp == 0 || sp == std::string_view::npos || sp + 1 >= line.size() ||
-        line.find(' ', sp + 1) != std::string_view::npos)
-      throw InputError(merges_path + ":" + std::to_string(line_no) +
-                       ": a merge must be two symbols separated by one space");
-    merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
-  }
+  for (const MergeLine& m : parse_merges(text, merges_path).merges)
+    merges.emplace_back(std::string(m.left), std::string(m.right));
   t.finish(vocab_path, merges_path, merges);
   return t;
 }

@@ -2,38 +2,22 @@
 #include "workers/tokenizer/truncate_bpe.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "workers/tokenizer/merges_file.hpp"
 #include "workers/tokenizer/pretokenizer.hpp"
 
 namespace linsweep {
 namespace {
 
 constexpr std::string_view kEos = "<|endoftext|>";
-
-// Writes `text` to `path` through a temporary file in the same directory and a rename.
-void write_replacing(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw InputError(tmp + ": cannot write");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(path + ": cannot write (rename failed)");
-  }
-}
 
 }  // namespace
 
@@ -48,31 +32,9 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
   const std::string text = read_file(merges_path, kMaxMergesBytes);
   require_utf8(text, merges_path);
 
-  // The merge lines, without allocating per line: k is only trusted once the file has k merges.
-  std::string header = "#version: 0.2";
-  std::vector<std::string_view> merges;
-  std::vector<std::size_t> merge_line;
-  std::size_t pos = 0, line_no = 0;
-  while (pos < text.size() && merges.size() < k) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line_no == 1 && line.starts_with("#version")) {
-      header = std::string(line);
-      continue;
-    }
-    if (line.empty()) continue;
-    const std::size_t sp = line.find(' ');
-    if (sp == 0 || sp == std::string_view::npos || sp + 1 >= line.size() ||
-        line.find(' ', sp + 1) != std::string_view::npos)
-      throw InputError(merges_path + ":" + std::to_string(line_no) +
-                       ": a merge must be two symbols separated by one space");
-    merges.push_back(line);
-    merge_line.push_back(line_no);
-  }
+  // Only the first k merges are read: k is only trusted once the file has k of them.
+  const MergesFile file = parse_merges(text, merges_path, k);
+  const std::vector<MergeLine>& merges = file.merges;
   if (merges.size() < k)
     throw InputError(merges_path + ": has " + std::to_string(merges.size()) + " merges, fewer than the " +
                      std::to_string(k) + " asked for");
@@ -111,11 +73,9 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
   // 256 byte tokens with distinct ids below 256 fill 0..255 exactly.
 
   for (std::size_t i = 0; i < k; ++i) {
-    const std::string_view line = merges[i];
-    const std::size_t sp = line.find(' ');
-    const std::string_view a = line.substr(0, sp), b = line.substr(sp + 1);
-    const std::string where = merges_path + ":" + std::to_string(merge_line[i]) + ": merge " + std::to_string(i) +
-                              " '" + std::string(line) + "'";
+    const auto& [line, a, b, line_no] = merges[i];
+    const std::string where =
+        merges_path + ":" + std::to_string(line_no) + ": merge " + std::to_string(i) + " '" + std::string(line) + "'";
     const auto want = static_cast<std::int64_t>(256 + i);
     for (std::string_view part : {a, b}) {
       const std::int64_t id = id_in_vocab(part);
@@ -136,14 +96,14 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
   nlohmann::ordered_json cut = nlohmann::ordered_json::object();
   for (std::size_t id = 0; id < limit; ++id) cut[*token_of[id]] = id;
   cut[std::string(kEos)] = limit;
-  std::string merges_out = header + "\n";
-  for (std::size_t i = 0; i < k; ++i) (merges_out += merges[i]) += '\n';
+  std::string merges_out = (file.version.empty() ? "#version: 0.2" : std::string(file.version)) + "\n";
+  for (std::size_t i = 0; i < k; ++i) (merges_out += merges[i].text) += '\n';
 
   std::error_code ec;
   std::filesystem::create_directories(dest_dir, ec);
   if (ec || !is_directory(dest_dir)) throw InputError(dest_dir + ": cannot create the directory");
-  write_replacing(dest_dir + "/vocab.json", cut.dump());
-  write_replacing(dest_dir + "/merges.txt", merges_out);
+  atomic_write_text(dest_dir + "/vocab.json", cut.dump());
+  atomic_write_text(dest_dir + "/merges.txt", merges_out);
   return TruncatedBpe{k, limit + 1, static_cast<TokenId>(limit)};
 }
 
