@@ -13,11 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "workers/model/shape_text.hpp"
 #include "workers/safetensors.hpp"
 
 namespace linsweep {
@@ -46,14 +46,6 @@ MlpLayout mlp_layout(const ModelConfig& c, std::int64_t layer) {
             false};
   }
   throw ModelError("export: architecture '" + c.architecture + "' has no known MLP layout (known: gpt2, gpt_neox)");
-}
-
-std::string shape_str(at::IntArrayRef s) {
-  std::ostringstream o;
-  o << '[';
-  for (std::size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  o << ']';
-  return o.str();
 }
 
 void check_maps(const ModelConfig& c, const std::map<std::int64_t, AffineMap>& linear) {
@@ -235,8 +227,8 @@ void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, Affi
         continue;
       }
       if (it->second.sizes() != item.value().sizes())
-        throw ModelError("export: folded tensor '" + item.key() + "' has shape " + shape_str(it->second.sizes()) +
-                         " but the model's is " + shape_str(item.value().sizes()));
+        throw ModelError("export: folded tensor '" + item.key() + "' has shape " + shape_text(it->second.sizes()) +
+                         " but the model's is " + shape_text(item.value().sizes()));
       tensors.push_back(to_bytes(item.key(), it->second));
       ++used;
     }

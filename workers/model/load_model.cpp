@@ -7,24 +7,16 @@
 
 #include <cstring>
 #include <set>
-#include <sstream>
 
 #include "common/errors.hpp"
 #include "common/mapped_file.hpp"
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/hf_weights.hpp"
+#include "workers/model/shape_text.hpp"
 #include "workers/runtime.hpp"
 
 namespace linsweep {
 namespace {
-
-std::string shape_str(at::IntArrayRef s) {
-  std::ostringstream o;
-  o << '[';
-  for (std::size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  o << ']';
-  return o.str();
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -110,8 +102,8 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
     if (info == nullptr) throw ModelError(where + ": tensor '" + name + "' is missing");
     at::Tensor param = item.value();
     if (at::IntArrayRef(info->shape) != param.sizes())
-      throw ModelError(where + ": tensor '" + key + "' has shape " + shape_str(info->shape) +
-                       " but config.json implies " + shape_str(param.sizes()));
+      throw ModelError(where + ": tensor '" + key + "' has shape " + shape_text(info->shape) +
+                       " but config.json implies " + shape_text(param.sizes()));
     param.copy_(to_tensor(*info, where));
     drop_resident_pages(info->data);  // the copy is what stays: peak memory holds one tensor of the file
     stored_dtypes.insert(dtype_name(info->dtype));

@@ -34,6 +34,7 @@ struct ModelConfig {
   std::optional<std::int64_t> eos_token_id;
 
   std::int64_t head_dim() const noexcept { return n_heads > 0 ? d_model / n_heads : 0; }
+  bool operator==(const ModelConfig&) const = default;
 };
 
 // Reads `dir/config.json` (at most 16 MiB), finds its `model_type` in the architecture
