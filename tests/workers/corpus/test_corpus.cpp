@@ -152,18 +152,21 @@ TEST_CASE("good_: a .npy header near its 64 KiB limit, and keys whose first occu
 TEST_CASE("bad_: invalid UTF-8, empty corpora and malformed lines are refused with the file named") {
   ScratchDir dir;
   const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
-  test::write_text(dir / "latin1.txt", "caf\xe9 au lait");
-  CHECK_THROWS_WITH(read_documents(dir / "latin1.txt", CorpusFormat::kText),
-                    ContainsSubstring("latin1.txt: invalid UTF-8 at byte 3"));
-  test::write_text(dir / "empty.txt", "");
-  CHECK_THROWS_WITH(read_documents(dir / "empty.txt", CorpusFormat::kText),
-                    ContainsSubstring("empty.txt: corpus is empty"));
-  test::write_text(dir / "bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n");
-  CHECK_THROWS_WITH(read_documents(dir / "bad.jsonl", CorpusFormat::kLambada),
-                    ContainsSubstring("bad.jsonl:2: expected"));
-  test::write_text(dir / "broken.jsonl", "{\"text\": \n");
-  CHECK_THROWS_WITH(read_documents(dir / "broken.jsonl", CorpusFormat::kLambada),
-                    ContainsSubstring("broken.jsonl:1: invalid JSON"));
+  struct BadFile {
+    const char* name;
+    const char* text;
+    CorpusFormat format;
+    const char* message;  // what follows the file name
+  };
+  for (const BadFile& bad :
+       {BadFile{"latin1.txt", "caf\xe9 au lait", CorpusFormat::kText, ": invalid UTF-8 at byte 3"},
+        BadFile{"empty.txt", "", CorpusFormat::kText, ": corpus is empty"},
+        BadFile{"bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n", CorpusFormat::kLambada, ":2: expected"},
+        BadFile{"broken.jsonl", "{\"text\": \n", CorpusFormat::kLambada, ":1: invalid JSON"}}) {
+    test::write_text(dir / bad.name, bad.text);
+    CHECK_THROWS_WITH(read_documents(dir / bad.name, bad.format),
+                      ContainsSubstring(std::string(bad.name) + bad.message));
+  }
   std::filesystem::create_directories(dir / "nobrown");
   CHECK_THROWS_WITH(read_documents(dir / "nobrown", CorpusFormat::kBrown), ContainsSubstring("no Brown files"));
   CHECK_THROWS_AS(parse_corpus_format("parquet"), InputError);
