@@ -157,14 +157,15 @@ _b="\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)/root"
 _libs="\$_b/usr/lib/$arch:\$_b/usr/lib/$arch/openmpi/lib:\$_b/usr/lib/$arch/pmix2/lib:\$_b/lib/$arch"
 export LINSWEEP_BUNDLE="\$_b"
 export LINSWEEP_BUNDLE_GLIBC="$glibc"
-export PATH="\$_b/usr/bin\${PATH:+:\$PATH}"
-export LD_LIBRARY_PATH="\$_libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
-export LIBRARY_PATH="\$_libs\${LIBRARY_PATH:+:\$LIBRARY_PATH}"
-export CPATH="\$_b/usr/include\${CPATH:+:\$CPATH}"
-export CMAKE_PREFIX_PATH="\$_b/usr\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}"
+_prepend() { export "\$1=\$2\${!1:+:\${!1}}"; }  # _prepend VAR DIRS: DIRS first on VAR's list
+_prepend PATH "\$_b/usr/bin"
+_prepend LD_LIBRARY_PATH "\$_libs"
+_prepend LIBRARY_PATH "\$_libs"
+_prepend CPATH "\$_b/usr/include"
+_prepend CMAKE_PREFIX_PATH "\$_b/usr"
+_prepend PKG_CONFIG_PATH "\$_b/usr/lib/$arch/pkgconfig"
 # FindHDF5 without h5cc: Debian's include/ and lib/ links under hdf5/serial.
 export HDF5_ROOT="\$_b/usr/lib/$arch/hdf5/serial"
-export PKG_CONFIG_PATH="\$_b/usr/lib/$arch/pkgconfig\${PKG_CONFIG_PATH:+:\$PKG_CONFIG_PATH}"
 export OPAL_PREFIX="\$_b/usr"
 export PMIX_INSTALL_PREFIX="\$_b/usr/lib/$arch/pmix2"
 export HWLOC_PLUGINS_PATH="\$_b/usr/lib/$arch/hwloc"
@@ -173,6 +174,7 @@ if [[ -n "\$_have" && "\$(printf '%s\n' "$glibc" "\$_have" | sort -V | head -1)"
   echo "env.sh: warning: glibc \$_have here, the bundle needs $glibc" >&2
 fi
 unset _b _libs _have
+unset -f _prepend
 EOF
 
 echo "gpu_bundle: packing $out.tar.gz"
