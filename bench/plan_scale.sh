@@ -8,20 +8,15 @@
 # Usage: bench/plan_scale.sh [WORK_DIR]   (needs ~2.5 GB free; its scratch folder is removed after)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=pythia_1b.sh
+source "$root/bench/pythia_1b.sh"
 bin="${LINSWEEP_BUILD_DIR:-$root/build}/linsweep"
 [[ -x "$bin" ]] || { echo "plan_scale: $bin not built (scripts/build.sh)" >&2; exit 2; }
 work="$(mktemp -d -p "${1:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 echo "plan_scale: writing the checkpoint"
-/usr/bin/python3 "$root/bench/neox_checkpoint.py" "$work/pythia-1b"
-cat > "$work/spec.yaml" <<YAML
-store: $work/store
-context: 128
-models: [{name: pythia-1b, path: $work/pythia-1b}]
-corpora: [{name: stream, path: $root/tests/data/models/tiny-gpt2.tokens.npy, format: npy}]
-splits:
-  fit: {start: 0, tokens: 1024}
-  eval: {start: 1024, tokens: 1024}
+pythia_1b "$work" 1024
+cat >> "$work/spec.yaml" <<YAML
 layers: all
 experiments:
   fit: {lambda: [0.01, 0.1]}
@@ -32,7 +27,6 @@ YAML
 "$bin" run "$work/spec.yaml" --units "$work/none.units" --quiet > /dev/null
 rm -f "$work/store/fingerprints.json"
 cat "$work/pythia-1b"/* > /dev/null  # both plans read from the page cache
-seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
 best_of_3() { local b=999; for _ in 1 2 3; do b=$(awk -v a="$(seconds "$@")" -v b="$b" 'BEGIN { print (a < b ? a : b) }'); done; echo "$b"; }
 startup=$(best_of_3 "$bin" --version)
 first=$(seconds "$bin" plan "$work/spec.yaml")   # cold: once, by definition

@@ -7,27 +7,21 @@
 # Usage: bench/scale_1b.sh [WORK_DIR] [TOKENS]   (needs ~6 GB free; WORK_DIR is removed after)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=pythia_1b.sh
+source "$root/bench/pythia_1b.sh"
 build="${LINSWEEP_BUILD_DIR:-$root/build}"
 bin="$build/linsweep"
 work="$(mktemp -d -p "${1:-${TMPDIR:-/tmp}}")"
 tokens="${2:-2048}"
 trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 "$root/bench/neox_checkpoint.py" "$work/pythia-1b"
-cat > "$work/spec.yaml" <<YAML
-store: $work/store
-context: 128
-models: [{name: pythia-1b, path: $work/pythia-1b}]
-corpora: [{name: stream, path: $root/tests/data/models/tiny-gpt2.tokens.npy, format: npy}]
-splits:
-  fit: {start: 0, tokens: $tokens}
-  eval: {start: $tokens, tokens: $tokens}
+pythia_1b "$work" "$tokens"
+cat >> "$work/spec.yaml" <<YAML
 layers: [0, 7, 15]
 experiments:
   fit: {lambda: [0.01]}
   all_linear: {bootstrap: 200}
 runtime: {batch: 4}
 YAML
-seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
 echo "plan, cold (no store yet): $(seconds "$bin" plan "$work/spec.yaml") s"
 /usr/bin/time -o "$work/run.time" -f "%e %M" "$bin" run "$work/spec.yaml" --quiet
 read -r run_s peak_kib < "$work/run.time"
