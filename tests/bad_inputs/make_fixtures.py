@@ -40,6 +40,17 @@ def model_dir(fx, name, src, replace=None, drop=()):
     return d
 
 
+def changed(value, changes):
+    """A deep copy of the JSON object value with changes made: a key given None is removed."""
+    c = json.loads(json.dumps(value))
+    for k, v in changes.items():
+        if v is None:
+            c.pop(k, None)
+        else:
+            c[k] = v
+    return c
+
+
 def read_safetensors(path):
     raw = open(path, "rb").read()
     (n,) = struct.unpack("<Q", raw[:8])
@@ -71,13 +82,7 @@ def main():
     config = json.load(open(os.path.join(gpt2, "config.json")))
 
     def cfg(**changes):
-        c = dict(config)
-        for k, v in changes.items():
-            if v is None:
-                c.pop(k, None)
-            else:
-                c[k] = v
-        return json.dumps(c)
+        return json.dumps(changed(config, changes))
 
     model_dir(fx, "good_gpt2", gpt2)
     model_dir(fx, "bad_config_not_json", gpt2, {"config.json": '{"model_type": "gpt2", "n_embd": 64,'})
@@ -96,13 +101,7 @@ def main():
     a, b = first[0], first[1]
 
     def st_with(**entries):
-        h = json.loads(json.dumps(header))
-        for k, v in entries.items():
-            if v is None:
-                h.pop(k)
-            else:
-                h[k] = v
-        return safetensors_bytes(h, payload)
+        return safetensors_bytes(changed(header, entries), payload)
 
     def entry(name, **changes):
         e = dict(header[name])
@@ -200,13 +199,8 @@ def main():
 
     def spec(name, text=None, **changes):
         if text is None:
-            d = json.loads(json.dumps(base))
-            for k, v in changes.items():
-                if v is None:
-                    d.pop(k)
-                else:
-                    d[k] = v
-            text = json.dumps(d, indent=1)  # JSON is YAML; one key per line keeps line numbers useful
+            # JSON is YAML; one key per line keeps line numbers useful
+            text = json.dumps(changed(base, changes), indent=1)
         write(os.path.join(s, name + ".yaml"), text)
 
     spec("good_store", store="../stores/good")
@@ -264,9 +258,7 @@ def main():
             bad = int(bad) if integer else bad
             value = [bad] if "list" in p["type"] else bad
             name = f"range_{e['name']}_{p['key']}"
-            d = json.loads(json.dumps(base))
-            d["experiments"] = {e["name"]: {p["key"]: value}}
-            text = json.dumps(d, indent=1)
+            text = json.dumps(changed(base, {"experiments": {e["name"]: {p["key"]: value}}}), indent=1)
             lines = text.split("\n")
             start = next(i for i, l in enumerate(lines, 1) if l.strip().startswith(f'"{e["name"]}"'))
             line = next(i for i, l in enumerate(lines, 1) if i > start and l.strip().startswith(f'"{p["key"]}"'))
