@@ -94,6 +94,15 @@ def panels(root):
     return out, refs
 
 
+def figure_panels(out, stem, rows, key, what):
+    """panels() of figure stem, checked to be one panel per value of key among rows; returns them
+    and those values, sorted."""
+    got, refs = panels(svg(out, stem))
+    names = sorted({r[key] for r in rows})
+    check(sorted(got) == names, f"{what}: panels {sorted(got)}")
+    return got, refs, names
+
+
 def same(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b
 
@@ -164,9 +173,8 @@ def check_fig1_fig3(out, rows, src):
 def check_fig2_fig5(out, gates, all_linear, compound):
     chosen = [g for g in gates if g["selected"] == 1]
     for m in sorted({g["model"] for g in chosen}):
-        got, _ = panels(svg(out, f"fig2_gate_vs_all_linear_{m}"))
-        corpora = sorted({g["corpus"] for g in chosen if g["model"] == m})
-        check(sorted(got) == corpora, f"fig2 {m}: panels {sorted(got)}")
+        got, _, corpora = figure_panels(out, f"fig2_gate_vs_all_linear_{m}", [g for g in chosen if g["model"] == m],
+                                        "corpus", f"fig2 {m}")
         for c in corpora:
             ch = [g for g in chosen if g["model"] == m and g["corpus"] == c]
             al = [r for r in all_linear if r["model"] == m and r["corpus"] == c]
@@ -487,9 +495,8 @@ def check_training(out, store):
     rows = progressive + table(store, "finetune")
     check(rows, "no training rows")
     for c in sorted({r["corpus"] for r in rows}):
-        got, refs = panels(svg(out, f"fig6_training_{c}"))
-        models = sorted({r["model"] for r in rows if r["corpus"] == c})
-        check(sorted(got) == models, f"fig6 {c}: panels {sorted(got)}")
+        got, refs, models = figure_panels(out, f"fig6_training_{c}", [r for r in rows if r["corpus"] == c], "model",
+                                          f"fig6 {c}")
         for m in models:
             mine = [r for r in rows if r["model"] == m and r["corpus"] == c]
             variants = sorted({r["variant"] for r in mine})
