@@ -19,17 +19,15 @@ import sys
 import time
 import warnings
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import int_options  # noqa: E402
+
 
 def parse():
     ap = argparse.ArgumentParser()
     ap.add_argument("command", choices=["make", "sklearn"])
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--n", type=int, default=25000)
-    ap.add_argument("--d", type=int, default=1024)
-    ap.add_argument("--rank", type=int, default=48)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=1)
+    int_options(ap, n=25000, d=1024, rank=48, seed=0, threads=2, repeats=1)
     ap.add_argument("--reference", action="store_true", help="also fit newton-cg and compare with linsweep_coef.npy")
     return ap.parse_args()
 

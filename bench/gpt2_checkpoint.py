@@ -10,10 +10,12 @@ Usage: gpt2_checkpoint.py OUT_DIR [--dtype float32|bfloat16] [--layers N] [--d D
 import argparse
 import json
 import os
-import struct
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import int_options, to_bfloat16_bits, write_safetensors  # noqa: E402
 
 
 def tensor_list(layers, d, vocab, ctx):
@@ -41,23 +43,11 @@ def values(rng, shape, std):
     return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
 
 
-def to_bfloat16_bits(x):
-    """float32 -> bfloat16 bit patterns (uint16), rounding to nearest, ties to even."""
-    u = x.view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
-    ap.add_argument("--layers", type=int, default=36)
-    ap.add_argument("--d", type=int, default=1280)
-    ap.add_argument("--heads", type=int, default=20)
-    ap.add_argument("--vocab", type=int, default=50257)
-    ap.add_argument("--ctx", type=int, default=1024)
-    ap.add_argument("--tokens", type=int, default=0)
-    ap.add_argument("--seed", type=int, default=0)
+    int_options(ap, layers=36, d=1280, heads=20, vocab=50257, ctx=1024, tokens=0, seed=0)
     a = ap.parse_args()
     if a.d % a.heads or min(a.layers, a.d, a.heads, a.vocab, a.ctx) <= 0 or a.tokens < 0:
         print("gpt2_checkpoint.py: --d must be a multiple of --heads and all sizes positive", file=sys.stderr)
@@ -72,30 +62,23 @@ def main():
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
 
-    tag, width = ("F32", 4) if a.dtype == "float32" else ("BF16", 2)
-    header, offset = {"__metadata__": {"format": "pt"}}, 0
     tensors = tensor_list(a.layers, a.d, a.vocab, a.ctx)
-    for name, shape, _ in tensors:
-        size = int(np.prod(shape)) * width
-        header[name] = {"dtype": tag, "shape": list(shape), "data_offsets": [offset, offset + size]}
-        offset += size
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # data starts 8-byte aligned
     rng = np.random.default_rng(a.seed)
-    path = os.path.join(a.out, "model.safetensors")
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for i, (name, shape, std) in enumerate(tensors):
+
+    def blobs():
+        for i, (_, shape, std) in enumerate(tensors):
             x = values(rng, shape, std)
-            f.write((x if a.dtype == "float32" else to_bfloat16_bits(x)).tobytes())
+            yield (x if a.dtype == "float32" else to_bfloat16_bits(x)).tobytes()
             if i % 24 == 0:
                 print(f"gpt2_checkpoint: {i + 1}/{len(tensors)} tensors", file=sys.stderr)
+
+    size = write_safetensors(os.path.join(a.out, "model.safetensors"), [(n, s) for n, s, _ in tensors],
+                             "F32" if a.dtype == "float32" else "BF16", blobs(), metadata={"format": "pt"})
     params = sum(int(np.prod(s)) for _, s, _ in tensors)
     if a.tokens:
         ids = rng.integers(0, a.vocab, a.tokens)
         np.save(os.path.join(a.out, "tokens.npy"), ids.astype(np.uint16 if a.vocab <= 65536 else np.int64))
-    print(json.dumps({"out": a.out, "dtype": a.dtype, "parameters": params, "bytes": os.path.getsize(path),
+    print(json.dumps({"out": a.out, "dtype": a.dtype, "parameters": params, "bytes": size,
                       "tokens": a.tokens}))
 
 

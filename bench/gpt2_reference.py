@@ -10,6 +10,7 @@ run:   loads that directory into a plain eager PyTorch GPT-2 (the structure of H
 import argparse
 import json
 import math
+import os
 import struct
 import sys
 import time
@@ -17,6 +18,9 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import int_options, write_safetensors  # noqa: E402
 
 
 def make(args):
@@ -35,19 +39,8 @@ def make(args):
         })
     tensors["ln_f.weight"] = torch.ones(d)
     tensors["ln_f.bias"] = torch.zeros(d)
-    header, offset, blobs = {}, 0, []
-    for name, t in tensors.items():
-        b = t.float().contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
-        offset += len(b)
-        blobs.append(b)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(f"{args.dir}/model.safetensors", "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+    write_safetensors(f"{args.dir}/model.safetensors", [(name, tuple(t.shape)) for name, t in tensors.items()], "F32",
+                      (t.float().contiguous().numpy().tobytes() for t in tensors.values()))
     config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": V, "n_positions": P,
               "n_embd": d, "n_layer": L, "n_head": args.heads, "n_inner": None, "activation_function": "gelu_new",
               "layer_norm_epsilon": 1e-5, "tie_word_embeddings": True, "eos_token_id": V - 1}
@@ -158,16 +151,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["make", "run"])
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--d-model", type=int, default=512)
-    ap.add_argument("--layers", type=int, default=8)
-    ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--vocab", type=int, default=50257)
-    ap.add_argument("--positions", type=int, default=1024)
-    ap.add_argument("--tokens", type=int, default=4096)
-    ap.add_argument("--context", type=int, default=512)
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    int_options(ap, d_model=512, layers=8, heads=8, vocab=50257, positions=1024, tokens=4096, context=512, batch=4,
+                threads=2, seed=0)
     args = ap.parse_args()
     make(args) if args.command == "make" else run(args)
 

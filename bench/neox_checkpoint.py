@@ -6,25 +6,18 @@ Usage: neox_checkpoint.py OUT_DIR [--layers N] [--d D] [--heads H] [--vocab V] [
 import argparse
 import json
 import os
-import struct
+import sys
 
 import numpy as np
 
-
-def bf16(rng, shape, std):
-    """Random normal(0, std) values as bfloat16 bits (round to nearest even)."""
-    x = (rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).view(np.uint32)
-    return ((x + 0x7FFF + ((x >> 16) & 1)) >> 16).astype(np.uint16)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import int_options, to_bfloat16_bits, write_safetensors  # noqa: E402
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--layers", type=int, default=16)
-    ap.add_argument("--d", type=int, default=2048)
-    ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--vocab", type=int, default=50304)
-    ap.add_argument("--seed", type=int, default=0)
+    int_options(ap, layers=16, d=2048, heads=8, vocab=50304, seed=0)
     a = ap.parse_args()
     d, ff = a.d, 4 * a.d
     os.makedirs(a.out, exist_ok=True)
@@ -48,26 +41,21 @@ def main():
                    (p + "mlp.dense_4h_to_h.weight", (d, ff), 0.02), (p + "mlp.dense_4h_to_h.bias", (d,), 0.0)]
     shapes += [("gpt_neox.final_layer_norm.weight", (d,), None), ("gpt_neox.final_layer_norm.bias", (d,), 0.0),
                ("embed_out.weight", (a.vocab, d), 0.02)]
-    header, offset = {}, 0
-    for name, shape, _ in shapes:
-        n = int(np.prod(shape)) * 2
-        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + n]}
-        offset += n
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
     rng = np.random.default_rng(a.seed)
     ones = np.uint16(0x3F80)  # bfloat16 1.0
-    with open(os.path.join(a.out, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        for name, shape, std in shapes:
+
+    def blobs():
+        for _, shape, std in shapes:
             if std is None:
-                data = np.full(shape, ones, dtype=np.uint16)
+                yield np.full(shape, ones, dtype=np.uint16).tobytes()
             elif std == 0.0:
-                data = np.zeros(shape, dtype=np.uint16)
+                yield np.zeros(shape, dtype=np.uint16).tobytes()
             else:
-                data = bf16(rng, shape, std)
-            f.write(data.tobytes())
-    print(f"{a.out}: {sum(int(np.prod(s)) for _, s, _ in shapes):,} parameters, {offset / 2**30:.2f} GiB")
+                yield to_bfloat16_bits(rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).tobytes()
+
+    write_safetensors(os.path.join(a.out, "model.safetensors"), [(n, s) for n, s, _ in shapes], "BF16", blobs())
+    params = sum(int(np.prod(s)) for _, s, _ in shapes)
+    print(f"{a.out}: {params:,} parameters, {2 * params / 2**30:.2f} GiB")
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ find "$root" -type d -empty -delete
 echo "gpu_bundle: fixture models and the GPT-2-Large-shaped checkpoint generator"
 mkdir -p "$out/models" "$out/bench"
 cp -r "$src"/tests/data/models/. "$out/models/"
-cp "$src/bench/gpt2_checkpoint.py" "$out/bench/"
+cp "$src/bench/gpt2_checkpoint.py" "$src/bench/benchlib.py" "$out/bench/"
 
 # The newest glibc and libstdc++ symbol versions the bundle's binaries use: the device's must
 # be at least these (env.sh checks glibc).
