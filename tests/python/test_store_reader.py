@@ -41,6 +41,15 @@ def known_tables(store):
     return re.search(r"\(known: ([^)]*)\)", r.stderr).group(1).split(", ")
 
 
+def scratch_store(test, name):
+    """A copy of the fixture store STORES/name in a temporary directory removed after test."""
+    d = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, d)
+    store = os.path.join(d, "store")
+    shutil.copytree(os.path.join(STORES, name), store, symlinks=True)
+    return store
+
+
 def plain(v):
     """A DataFrame cell as json.loads gives it: NaN as None, numpy scalars as Python numbers."""
     if isinstance(v, (float, np.floating)):
@@ -153,12 +162,7 @@ class Shards(unittest.TestCase):
 
 class Seals(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.store = os.path.join(self.dir, "store")
-        shutil.copytree(os.path.join(STORES, "bf16"), self.store, symlinks=True)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
+        self.store = scratch_store(self, "bf16")
 
     def test_damaged_unit_is_refused(self):
         names = sorted(n for n in os.listdir(os.path.join(self.store, "units")) if not n.endswith(".arrays.h5"))
@@ -188,12 +192,7 @@ class UnitsTable(unittest.TestCase):
     reader, like `linsweep query`, hides the superseded unit's rows unless asked."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.store = os.path.join(self.dir, "store")
-        shutil.copytree(os.path.join(STORES, "measure"), self.store, symlinks=True)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
+        self.store = scratch_store(self, "measure")
 
     def test_superseded_units_are_hidden_unless_asked(self):
         base = open_store(self.store)
