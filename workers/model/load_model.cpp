@@ -14,34 +14,13 @@
 #include "workers/model/hf_weights.hpp"
 #include "workers/model/shape_text.hpp"
 #include "workers/runtime.hpp"
+#include "workers/safetensors_tensor.hpp"
 
 namespace linsweep {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-at::Tensor to_tensor(const TensorInfo& t, const std::string& file) {
-  at::ScalarType st;
-  switch (t.dtype) {
-    case DType::kF32:
-      st = at::kFloat;
-      break;
-    case DType::kF16:
-      st = at::kHalf;
-      break;
-    case DType::kBF16:
-      st = at::kBFloat16;
-      break;
-    default:
-      throw ModelError(file + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
-                       "; weights must be F32, F16 or BF16");
-  }
-  // Copy, not from_blob: mapped data need not be aligned for the element type.
-  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(st));
-  if (!t.data.empty()) std::memcpy(out.data_ptr(), t.data.data(), t.data.size());
-  return out;
 }
 
 }  // namespace
@@ -104,7 +83,8 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
     if (at::IntArrayRef(info->shape) != param.sizes())
       throw ModelError(where + ": tensor '" + key + "' has shape " + shape_text(info->shape) +
                        " but config.json implies " + shape_text(param.sizes()));
-    param.copy_(to_tensor(*info, where));
+    param.copy_(
+        copy_tensor(*info, {DType::kF32, DType::kF16, DType::kBF16}, where, "; weights must be F32, F16 or BF16"));
     drop_resident_pages(info->data);  // the copy is what stays: peak memory holds one tensor of the file
     stored_dtypes.insert(dtype_name(info->dtype));
     used.insert(key);

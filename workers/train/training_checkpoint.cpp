@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "workers/safetensors.hpp"
+#include "workers/safetensors_tensor.hpp"
 
 namespace linsweep {
 namespace {
@@ -56,27 +57,6 @@ TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
   return b;
 }
 
-at::Tensor from_info(const TensorInfo& t, const std::string& path) {
-  at::ScalarType type;
-  switch (t.dtype) {
-    case DType::kF64:
-      type = at::kDouble;
-      break;
-    case DType::kF32:
-      type = at::kFloat;
-      break;
-    case DType::kI64:
-      type = at::kLong;
-      break;
-    default:
-      throw ModelError(path + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
-                       ", not a checkpoint dtype");
-  }
-  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(type));
-  std::memcpy(out.data_ptr(), t.data.data(), t.data.size());  // sizes validated by the reader
-  return out;
-}
-
 }  // namespace
 
 void save_training_checkpoint(const std::string& dir, std::int64_t step, const NamedTensors& tensors,
@@ -111,7 +91,9 @@ std::optional<TrainingCheckpoint> load_latest_training_checkpoint(const std::str
     throw ModelError(path + ": the training state is not a JSON object with a step");
   out.step = out.state["step"].get<std::int64_t>();
   if (out.step != all.back().first) throw ModelError(path + ": the file name and the recorded step disagree");
-  for (const auto& [name, info] : file.tensors()) out.tensors.emplace_back(name, from_info(info, path));
+  for (const auto& [name, info] : file.tensors())
+    out.tensors.emplace_back(
+        name, copy_tensor(info, {DType::kF64, DType::kF32, DType::kI64}, path, ", not a checkpoint dtype"));
   return out;
 }
 

@@ -1,0 +1,22 @@
+// Safetensors tensors as ATen tensors.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "workers/safetensors.hpp"
+
+namespace linsweep {
+
+// The ATen scalar type of a safetensors dtype (every DType has one).
+at::ScalarType aten_dtype(DType d) noexcept;
+
+// A CPU tensor of t's dtype and shape holding a copy of its bytes (a copy: mapped data need not
+// be aligned for the element type). Throws ModelError "<file>: tensor '<name>' has dtype <D><why>"
+// when t's dtype is not one of `allowed`. The size was checked by the safetensors reader.
+at::Tensor copy_tensor(const TensorInfo& t, std::initializer_list<DType> allowed, const std::string& file,
+                       const std::string& why);
+
+}  // namespace linsweep
