@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -80,62 +81,30 @@ H5Id h5_owned(hid_t id, H5Id::Kind kind, const char* call, const char* file, int
   return H5Id(id, kind);
 }
 
+namespace {
+
+// H5Fclose, H5Gclose, … for the kind of handle `id` is.
+herr_t close_handle(hid_t id, H5Id::Kind kind) noexcept {
+  using Kind = H5Id::Kind;
+  static constexpr std::pair<Kind, herr_t (*)(hid_t)> kClose[] = {
+      {Kind::kFile, H5Fclose},        {Kind::kGroup, H5Gclose},    {Kind::kDataset, H5Dclose},
+      {Kind::kDataspace, H5Sclose},   {Kind::kDatatype, H5Tclose}, {Kind::kAttribute, H5Aclose},
+      {Kind::kPropertyList, H5Pclose}};
+  for (const auto& [k, close] : kClose)
+    if (k == kind) return close(id);
+  return -1;
+}
+
+}  // namespace
+
 void H5Id::reset() noexcept {
   if (id_ < 0) return;
-  switch (kind_) {
-    case Kind::kFile:
-      H5Fclose(id_);
-      break;
-    case Kind::kGroup:
-      H5Gclose(id_);
-      break;
-    case Kind::kDataset:
-      H5Dclose(id_);
-      break;
-    case Kind::kDataspace:
-      H5Sclose(id_);
-      break;
-    case Kind::kDatatype:
-      H5Tclose(id_);
-      break;
-    case Kind::kAttribute:
-      H5Aclose(id_);
-      break;
-    case Kind::kPropertyList:
-      H5Pclose(id_);
-      break;
-  }
-  id_ = H5I_INVALID_HID;
+  close_handle(std::exchange(id_, H5I_INVALID_HID), kind_);
 }
 
 void H5Id::close(const char* what) {
   if (id_ < 0) return;
-  hid_t id = std::exchange(id_, H5I_INVALID_HID);
-  herr_t rc = 0;
-  switch (kind_) {
-    case Kind::kFile:
-      rc = H5Fclose(id);
-      break;
-    case Kind::kGroup:
-      rc = H5Gclose(id);
-      break;
-    case Kind::kDataset:
-      rc = H5Dclose(id);
-      break;
-    case Kind::kDataspace:
-      rc = H5Sclose(id);
-      break;
-    case Kind::kDatatype:
-      rc = H5Tclose(id);
-      break;
-    case Kind::kAttribute:
-      rc = H5Aclose(id);
-      break;
-    case Kind::kPropertyList:
-      rc = H5Pclose(id);
-      break;
-  }
-  h5_check(rc, what, __FILE__, __LINE__);
+  h5_check(close_handle(std::exchange(id_, H5I_INVALID_HID), kind_), what, __FILE__, __LINE__);
 }
 
 void require_stored(hid_t ds, unsigned long long elements, const std::string& what) {
