@@ -95,6 +95,83 @@ std::string resolve_path(const std::string& spec_file, const std::string& p) {
   return (base / p).lexically_normal().string();
 }
 
+// One entry of a list of named things in the spec (models, corpora).
+struct NamedEntry {
+  YAML::Node node;
+  std::string field;  // "models[2]", for messages
+  std::string name;
+  std::string path;  // resolved relative to the spec file
+};
+
+// For each entry of `root[key]`, a non-empty list of maps with the fields `keys`, among them a
+// name and a path: checks the entry's fields and its name (a safe file name: names become
+// directory and HDF5 group names; unique in the list), then calls read(entry). Returns the names.
+std::set<std::string> for_each_named(const Ctx& ctx, const YAML::Node& root, const std::string& key,
+                                     const std::set<std::string>& keys,
+                                     const std::function<void(const NamedEntry&)>& read) {
+  const YAML::Node list = root[key];
+  if (!list || !list.IsSequence() || list.size() == 0) ctx.fail(list ? list : root, key, "expected a non-empty list");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    NamedEntry e{list[i], key + "[" + std::to_string(i) + "]", "", ""};
+    only_keys(ctx, e.node, e.field, keys);
+    if (!e.node["name"]) ctx.fail(e.node, e.field + ".name", "missing");
+    if (!e.node["path"]) ctx.fail(e.node, e.field + ".path", "missing");
+    e.name = get_string(ctx, e.node["name"], e.field + ".name");
+    if (const std::string why = unsafe_name_reason(e.name); !why.empty())
+      ctx.fail(e.node["name"], e.field + ".name", "'" + e.name + "' " + why);
+    const std::string what = key == "models" ? "model" : "corpus";
+    if (!names.insert(e.name).second)
+      ctx.fail(e.node["name"], e.field + ".name", "duplicate " + what + " name '" + e.name + "'");
+    e.path = resolve_path(ctx.file(), get_string(ctx, e.node["path"], e.field + ".path"));
+    read(e);
+  }
+  return names;
+}
+
+// A model entry, its config read for the layer count and positions.
+ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
+  ModelSpec ms;
+  ms.name = e.name;
+  ms.path = e.path;
+  if (const YAML::Node dtype = e.node["dtype"]) {
+    ms.dtype = get_string(ctx, dtype, e.field + ".dtype");
+    if (*ms.dtype != "float32" && *ms.dtype != "bfloat16" && *ms.dtype != "float16")
+      ctx.fail(dtype, e.field + ".dtype", "expected float32, bfloat16 or float16");
+  }
+  try {
+    const ModelConfig c = read_model_config(ms.path);
+    ms.layers = c.n_layers;
+    ms.max_positions = c.max_positions;
+  } catch (const Error& err) {
+    ctx.fail(e.node["path"], e.field + ".path", err.what());
+  }
+  return ms;
+}
+
+// A corpus entry, its format named or guessed from the path.
+CorpusSpec read_corpus(const Ctx& ctx, const NamedEntry& e) {
+  if (!is_regular_file(e.path) && !is_directory(e.path))
+    ctx.fail(e.node["path"], e.field + ".path", "'" + e.path + "' does not exist");
+  std::string format;
+  if (const YAML::Node f = e.node["format"]) {
+    format = get_string(ctx, f, e.field + ".format");
+    if (!format.empty() && !parse_enum(kCorpusFormats, format))
+      ctx.fail(f, e.field + ".format", "'" + format + "' is unknown (" + enum_names_list(kCorpusFormats) + ")");
+  }
+  if (format.empty()) format = corpus_format_name(guess_corpus_format(e.path));
+  // A token stream's header is checked now (a few bytes), so that a broken .npy fails the
+  // spec instead of every unit that reads it; text corpora are checked when tokenized.
+  if (format == "npy") {
+    try {
+      check_npy_tokens(e.path);
+    } catch (const InputError& err) {
+      ctx.fail(e.node["path"], e.field + ".path", err.what());
+    }
+  }
+  return CorpusSpec{.name = e.name, .path = e.path, .format = format};
+}
+
 // `all`, or a list of layer numbers and "a-b" ranges.
 LayerSelection get_layers(const Ctx& ctx, const YAML::Node& n, const std::string& field) {
   LayerSelection sel;
@@ -286,79 +363,21 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
   if (root["context"]) spec.context = get_int(ctx, root["context"], "context", 2, 1 << 20);
 
   // models
-  const YAML::Node models = root["models"];
-  if (!models || !models.IsSequence() || models.size() == 0)
-    ctx.fail(models ? models : root, "models", "expected a non-empty list");
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < models.size(); ++i) {
-    const YAML::Node m = models[i];
-    const std::string f = "models[" + std::to_string(i) + "]";
-    only_keys(ctx, m, f, {"name", "path", "dtype"});
-    ModelSpec ms;
-    if (!m["name"]) ctx.fail(m, f + ".name", "missing");
-    if (!m["path"]) ctx.fail(m, f + ".path", "missing");
-    ms.name = get_string(ctx, m["name"], f + ".name");
-    // Model names become directory names (STORE/models/<name>.<variant>) and HDF5 group names.
-    if (const std::string why = unsafe_name_reason(ms.name); !why.empty())
-      ctx.fail(m["name"], f + ".name", "'" + ms.name + "' " + why);
-    if (!names.insert(ms.name).second) ctx.fail(m["name"], f + ".name", "duplicate model name '" + ms.name + "'");
-    ms.path = resolve_path(path, get_string(ctx, m["path"], f + ".path"));
-    if (m["dtype"]) {
-      ms.dtype = get_string(ctx, m["dtype"], f + ".dtype");
-      if (*ms.dtype != "float32" && *ms.dtype != "bfloat16" && *ms.dtype != "float16")
-        ctx.fail(m["dtype"], f + ".dtype", "expected float32, bfloat16 or float16");
-    }
-    try {
-      const ModelConfig c = read_model_config(ms.path);
-      ms.layers = c.n_layers;
-      ms.max_positions = c.max_positions;
-    } catch (const Error& e) {
-      ctx.fail(m["path"], f + ".path", e.what());
-    }
+  for_each_named(ctx, root, "models", {"name", "path", "dtype"}, [&](const NamedEntry& e) {
+    ModelSpec ms = read_model(ctx, e);
     if (root["context"] && spec.context > ms.max_positions)
-      ctx.fail(root["context"] ? root["context"] : m, "context",
+      ctx.fail(root["context"], "context",
                std::to_string(spec.context) + " is longer than model '" + ms.name + "' allows (" +
                    std::to_string(ms.max_positions) + " positions)");
     spec.models.push_back(std::move(ms));
-  }
+  });
   if (!root["context"])  // the default fits every model
     for (const auto& m : spec.models) spec.context = std::min(spec.context, m.max_positions);
 
   // corpora
-  const YAML::Node corpora = root["corpora"];
-  if (!corpora || !corpora.IsSequence() || corpora.size() == 0)
-    ctx.fail(corpora ? corpora : root, "corpora", "expected a non-empty list");
-  std::set<std::string> corpus_names;
-  for (std::size_t i = 0; i < corpora.size(); ++i) {
-    const YAML::Node c = corpora[i];
-    const std::string f = "corpora[" + std::to_string(i) + "]";
-    only_keys(ctx, c, f, {"name", "path", "format"});
-    if (!c["name"]) ctx.fail(c, f + ".name", "missing");
-    if (!c["path"]) ctx.fail(c, f + ".path", "missing");
-    CorpusSpec cs;
-    cs.name = get_string(ctx, c["name"], f + ".name");
-    if (const std::string why = unsafe_name_reason(cs.name); !why.empty())
-      ctx.fail(c["name"], f + ".name", "'" + cs.name + "' " + why);
-    if (!corpus_names.insert(cs.name).second)
-      ctx.fail(c["name"], f + ".name", "duplicate corpus name '" + cs.name + "'");
-    cs.path = resolve_path(path, get_string(ctx, c["path"], f + ".path"));
-    if (!is_regular_file(cs.path) && !is_directory(cs.path))
-      ctx.fail(c["path"], f + ".path", "'" + cs.path + "' does not exist");
-    cs.format = c["format"] ? get_string(ctx, c["format"], f + ".format") : "";
-    if (!cs.format.empty() && !parse_enum(kCorpusFormats, cs.format))
-      ctx.fail(c["format"], f + ".format", "'" + cs.format + "' is unknown (" + enum_names_list(kCorpusFormats) + ")");
-    if (cs.format.empty()) cs.format = corpus_format_name(guess_corpus_format(cs.path));
-    // A token stream's header is checked now (a few bytes), so that a broken .npy fails the
-    // spec instead of every unit that reads it; text corpora are checked when tokenized.
-    if (cs.format == "npy") {
-      try {
-        check_npy_tokens(cs.path);
-      } catch (const InputError& e) {
-        ctx.fail(c["path"], f + ".path", e.what());
-      }
-    }
-    spec.corpora.push_back(std::move(cs));
-  }
+  const std::set<std::string> corpus_names =
+      for_each_named(ctx, root, "corpora", {"name", "path", "format"},
+                     [&](const NamedEntry& e) { spec.corpora.push_back(read_corpus(ctx, e)); });
 
   // splits: disjoint token ranges
   if (root["splits"]) {
