@@ -66,15 +66,34 @@ struct LiveJobs {
   std::vector<std::string> ids;
 };
 
+// The store's recorded jobs (and array tasks) with the scheduler's state of each; the
+// scheduler is not asked when nothing is recorded. Not copyable: `scheduled` points into
+// `records` (a move keeps the pointers valid).
+struct RecordedJobs {
+  std::vector<JobRecord> records;
+  std::vector<ScheduledJob> scheduled;
+  std::map<std::string, JobInfo> states;
+  RecordedJobs() = default;
+  RecordedJobs(RecordedJobs&&) = default;
+  RecordedJobs(const RecordedJobs&) = delete;
+};
+
+RecordedJobs recorded_jobs(const std::string& store_dir) {
+  RecordedJobs r;
+  r.records = read_job_records(store_dir);
+  if (r.records.empty()) return r;
+  r.scheduled = scheduled_jobs(r.records);
+  std::vector<std::string> ids;
+  for (const auto& s : r.scheduled) ids.push_back(s.id);
+  r.states = query_jobs(ids);
+  return r;
+}
+
 LiveJobs live_jobs(const std::string& store_dir, bool dry_run) {
   LiveJobs live;
-  const auto records = read_job_records(store_dir);
-  if (records.empty()) return live;
-  const auto scheduled = scheduled_jobs(records);
-  std::vector<std::string> ids;
-  for (const auto& s : scheduled) ids.push_back(s.id);
-  const auto states = query_jobs(ids);
-  for (const auto& s : scheduled) {
+  const RecordedJobs jobs = recorded_jobs(store_dir);
+  const auto& states = jobs.states;
+  for (const auto& s : jobs.scheduled) {
     auto it = states.find(s.id);
     if (it != states.end() && it->second.reason == "DependencyNeverSatisfied" && !dry_run)
       run_program({"scancel", s.id}, 60);  // Slurm would keep it pending forever
@@ -273,17 +292,13 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
 
 nlohmann::json slurm_jobs_status(const std::string& store_dir) {
   nlohmann::json out = nlohmann::json::array();
-  const auto records = read_job_records(store_dir);
-  if (records.empty()) return out;
-  const auto scheduled = scheduled_jobs(records);
-  std::vector<std::string> ids;
-  for (const auto& s : scheduled) ids.push_back(s.id);
-  const auto states = query_jobs(ids);
+  const RecordedJobs jobs = recorded_jobs(store_dir);
+  if (jobs.records.empty()) return out;
   const Store store = Store::open_read(store_dir);
   const auto committed_list = store.committed_units();
   const std::set<std::string> committed(committed_list.begin(), committed_list.end());
-  for (const auto& s : scheduled) {
-    const JobInfo& j = states.at(s.id);
+  for (const auto& s : jobs.scheduled) {
+    const JobInfo& j = jobs.states.at(s.id);
     std::size_t done = 0;
     for (const auto& u : s.units) done += committed.count(u);
     out.push_back({{"job_id", s.id},
