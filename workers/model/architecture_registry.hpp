@@ -51,4 +51,12 @@ struct ArchitectureRegistrar {
   explicit ArchitectureRegistrar(Architecture a) { ArchitectureRegistry::instance().add(std::move(a)); }
 };
 
+// `a` with `build` making a Model (a LanguageModel constructed from the ModelConfig): the
+// config half of an architecture is torch-free (the fuzzers parse configs), the model half adds this.
+template <typename Model>
+Architecture built_as(Architecture a) {
+  a.build = [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<Model>(c); };
+  return a;
+}
+
 }  // namespace linsweep

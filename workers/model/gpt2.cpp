@@ -142,11 +142,7 @@ class Gpt2Model : public LanguageModel {
   LinearKernel head_kernel_;
 };
 
-const ArchitectureRegistrar kGpt2{[] {
-  Architecture a = gpt2_architecture();
-  a.build = [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<Gpt2Model>(c); };
-  return a;
-}()};
+const ArchitectureRegistrar kGpt2{built_as<Gpt2Model>(gpt2_architecture())};
 
 }  // namespace
 }  // namespace linsweep

@@ -192,11 +192,7 @@ class NeoxModel : public LanguageModel {
   LinearKernel tied_head_;
 };
 
-const ArchitectureRegistrar kNeox{[] {
-  Architecture a = gpt_neox_architecture();
-  a.build = [](const ModelConfig& c) -> std::shared_ptr<LanguageModel> { return std::make_shared<NeoxModel>(c); };
-  return a;
-}()};
+const ArchitectureRegistrar kNeox{built_as<NeoxModel>(gpt_neox_architecture())};
 
 }  // namespace
 }  // namespace linsweep
