@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <type_traits>
 
 #include "common/errors.hpp"
 #include "experiments/experiment.hpp"
@@ -138,16 +139,6 @@ std::vector<std::int64_t> finetune_layers(const FinetuneParams& p, const ModelSp
   return l;
 }
 
-void finetune_needs(const FinetuneParams& p, const Sweep& sweep, PlanNeeds& n) {
-  for (const auto& m : sweep.models)
-    if (training_applies(p, m))
-      for (std::int64_t l : finetune_layers(p, m)) n.training_layers[m.name].insert(l);
-}
-
-void validate_finetune(const FinetuneParams& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
-  check_training_layers(p, p.layers, "layers", sweep, problems);
-}
-
 void expand_finetune(const FinetuneParams& p, PlanBuilder& b) {
   std::vector<std::string> variants = p.variants;
   if (std::find(variants.begin(), variants.end(), "control") == variants.end()) variants.push_back("control");
@@ -186,7 +177,8 @@ void expand_finetune(const FinetuneParams& p, PlanBuilder& b) {
 
 const ExperimentRegistrar kFinetune{make_experiment<FinetuneParams>(
     "finetune", "fine-tuning with linearized layers, two-phase soft gates, and the control, on one budget", 90,
-    finetune_schema(), expand_finetune, validate_finetune, finetune_needs)};
+    finetune_schema(), expand_finetune, validate_training_layers<FinetuneParams, &FinetuneParams::layers>("layers"),
+    training_needs<FinetuneParams>(finetune_layers))};
 
 UnitResult run_finetune(const ExperimentInput& in) {
   const auto p = in.params.get<FinetuneUnitParams>();
@@ -290,6 +282,17 @@ UnitResult run_finetune(const ExperimentInput& in) {
 
 const UnitKindRegistrar kFinetuneKind{"finetune", run_finetune, /*needs_model=*/false};
 
+// For each key(row), the row with the largest step (the first of equal ones).
+template <typename Row, typename Key>
+std::map<std::invoke_result_t<Key, const Row&>, const Row*> last_by_step(const std::vector<Row>& rows, Key key) {
+  std::map<std::invoke_result_t<Key, const Row&>, const Row*> last;
+  for (const auto& r : rows) {
+    const Row*& slot = last[key(r)];
+    if (slot == nullptr || r.step > slot->step) slot = &r;
+  }
+  return last;
+}
+
 // The last evaluation of every variant beside the control with the same budget. A variant that
 // claims an improvement over the untouched model (Δ% < 0) while the control does at least as
 // well is marked: the gain comes from the extra training, not from the linearization.
@@ -298,11 +301,8 @@ constexpr const char* kControlNote = "‡ the control (same steps, nothing linea
 void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows = finetune_table().rows(tables.at("finetune"));
   if (rows.empty()) return;
-  std::map<std::tuple<std::string, std::string, std::string>, const TrainingEvalRow*> last;  // (model, corpus, variant)
-  for (const auto& r : rows) {
-    const TrainingEvalRow*& slot = last[{r.model, r.corpus, r.variant}];
-    if (slot == nullptr || r.step > slot->step) slot = &r;
-  }
+  const auto last =
+      last_by_step(rows, [](const TrainingEvalRow& r) { return std::tuple(r.model, r.corpus, r.variant); });
   ReportTable rt{
       "finetune",
       "Fine-tuning with one budget: linearized and two-phase variants against the control",
@@ -330,11 +330,8 @@ void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
 
   const auto gates = soft_gates_table().rows(tables.at("soft_gates"));
   if (gates.empty()) return;
-  std::map<std::tuple<std::string, std::string, std::int64_t>, const SoftGateRow*> gate_last;  // (model, corpus, layer)
-  for (const auto& r : gates) {
-    const SoftGateRow*& slot = gate_last[{r.model, r.corpus, r.layer}];
-    if (slot == nullptr || r.step > slot->step) slot = &r;
-  }
+  const auto gate_last =
+      last_by_step(gates, [](const SoftGateRow& r) { return std::tuple(r.model, r.corpus, r.layer); });
   ReportTable gt{"soft_gates",
                  "Two-phase gating: effective linearization (1 − mean gate) per layer at the last step",
                  {"model", "corpus", "layer", "step", "mean gate", "effective linearization"},

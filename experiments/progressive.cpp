@@ -100,16 +100,6 @@ std::vector<std::int64_t> progressive_order(const ProgressiveParams& p, const Mo
   return p.order.empty() ? middle_out_order(m.layers) : p.order;
 }
 
-void progressive_needs(const ProgressiveParams& p, const Sweep& sweep, PlanNeeds& n) {
-  for (const auto& m : sweep.models)
-    if (training_applies(p, m))
-      for (std::int64_t l : progressive_order(p, m)) n.training_layers[m.name].insert(l);
-}
-
-void validate_progressive(const ProgressiveParams& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
-  check_training_layers(p, p.order, "order", sweep, problems);
-}
-
 // The all_linear unit of (model, corpus) already in the plan (all_linear expands first), or "".
 std::string all_linear_unit(const PlanBuilder& b, const std::string& model, const std::string& corpus) {
   for (const auto& u : b.units())
@@ -147,7 +137,9 @@ void expand_progressive(const ProgressiveParams& p, PlanBuilder& b) {
 
 const ExperimentRegistrar kProgressive{make_experiment<ProgressiveParams>(
     "progressive", "layers linearized one at a time with fine-tuning after each, beside a control", 80,
-    progressive_schema(), expand_progressive, validate_progressive, progressive_needs)};
+    progressive_schema(), expand_progressive,
+    validate_training_layers<ProgressiveParams, &ProgressiveParams::order>("order"),
+    training_needs<ProgressiveParams>(progressive_order))};
 
 std::string join_layers(const std::vector<std::int64_t>& layers, std::size_t n) {
   std::string out;

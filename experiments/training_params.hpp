@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -91,5 +92,26 @@ void check_training_layers(const TrainingCommonParams& p, const std::vector<std:
                            const std::string& key, const Sweep& sweep, std::vector<ParamProblem>& problems);
 // Layers in middle-out order from the central layer: L/2, L/2−1, L/2+1, L/2−2, ...
 std::vector<std::int64_t> middle_out_order(std::int64_t n);
+
+// The validate callback of a training experiment whose member `Member` (spec key `key`) lists
+// the layers it trains.
+template <typename P, std::vector<std::int64_t> P::*Member>
+std::function<void(const P&, const Sweep&, std::vector<ParamProblem>&)> validate_training_layers(const char* key) {
+  return [key](const P& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
+    check_training_layers(p, p.*Member, key, sweep, problems);
+  };
+}
+
+// The needs callback of a training experiment: every model it applies to needs fits of the
+// layers `layers_of(p, m)` that it trains.
+template <typename P>
+std::function<void(const P&, const Sweep&, PlanNeeds&)> training_needs(
+    std::vector<std::int64_t> (*layers_of)(const P&, const ModelSpec&)) {
+  return [layers_of](const P& p, const Sweep& sweep, PlanNeeds& n) {
+    for (const auto& m : sweep.models)
+      if (training_applies(p, m))
+        for (std::int64_t l : layers_of(p, m)) n.training_layers[m.name].insert(l);
+  };
+}
 
 }  // namespace linsweep
