@@ -38,6 +38,18 @@ void add_submit_command(CLI::App& root, CommandAction* action);
 void add_demo_command(CLI::App& root, CommandAction* action);
 void add_experiments_command(CLI::App& root, CommandAction* action);
 
+// STORE, the store directory, as a required positional.
+void add_store_argument(CLI::App* cmd, std::string* store);
+
+// Where `spec`, `overrides` and `--store` of a command that reads a spec go.
+struct SpecArguments {
+  std::string* spec;
+  std::vector<std::string>* overrides;
+  std::string* store;  // the --store override, empty when not given
+};
+// SPEC, then OVERRIDES... (`overrides_note` ends their help), then --store.
+void add_spec_arguments(CLI::App* cmd, const SpecArguments& args, const std::string& overrides_note = "");
+
 struct SubmitOptions;
 struct SubmitReport;
 // Shared by `submit` and `resume --submit`.

@@ -52,7 +52,7 @@ void add_gc_command(CLI::App& root, CommandAction* action) {
       "Delete superseded units (another unit of their slot is current) with everything they own: unit files, "
       "logs, activation shards, checkpoints, exported models. Never touches a current unit; takes the store's "
       "writer lock; readers keep a consistent view. Rebuilds store.h5.");
-  cmd->add_option("store", args->store, "store directory")->required();
+  add_store_argument(cmd, &args->store);
   cmd->add_flag("--dry-run", args->dry_run, "print what would be deleted and the bytes it would free; delete nothing");
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->footer("Example: linsweep gc runs/demo/store --dry-run");

@@ -80,11 +80,7 @@ void add_plan_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd =
       root.add_subcommand("plan", "Every unit of a spec: done, pending, or rerun with the reason (reads the store).");
-  cmd->add_option("spec", args->spec, "sweep spec (YAML)")->required();
-  cmd->add_option(
-      "overrides", args->overrides,
-      "key.path=value (replace), +key.path=value (add) or ~key.path (remove) changes to the spec, values as YAML");
-  cmd->add_option("--store", args->store, "store directory (overrides the spec's store)");
+  add_spec_arguments(cmd, {&args->spec, &args->overrides, &args->store});
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--show-spec", args->show_spec, "print the spec with the overrides applied (what the store freezes)")
       ->excludes("--json");

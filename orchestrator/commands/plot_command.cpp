@@ -39,7 +39,7 @@ void add_plot_command(CLI::App& root, CommandAction* action) {
       "plot",
       "The report's figures as SVG files: the paper's Fig. 1-6 where the store has their data, and per-model "
       "figures (all-linear cost, gate shares, token vs context, cost against share, delta histograms).");
-  cmd->add_option("store", args->store, "store directory")->required();
+  add_store_argument(cmd, &args->store);
   cmd->add_option("--out", args->out, "output directory (default: STORE/figures)");
   cmd->add_flag("--json", args->json, "print the written files as JSON");
   cmd->footer("Example: linsweep plot runs/demo/store --out runs/demo/figures");

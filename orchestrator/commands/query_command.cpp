@@ -45,7 +45,7 @@ void add_query_command(CLI::App& root, CommandAction* action) {
       "Rows of a result table (fits, all_linear, gates, token_context, nofly, clusters, compound, progressive, "
       "finetune, training_loss, soft_gates) from the committed units, ordered by model, corpus, layer; safe "
       "while a sweep writes.");
-  cmd->add_option("store", args->store, "store directory")->required();
+  add_store_argument(cmd, &args->store);
   cmd->add_option("table", args->table, "table name")->required();
   cmd->add_option("--where", args->where,
                   "col=v, col=a,b (any of), col!=a,b (none of), col=lo..hi (inclusive; a bound may be empty), "

@@ -23,7 +23,7 @@ void add_rebuild_command(CLI::App& root, CommandAction* action) {
   auto dir = std::make_shared<std::string>();
   CLI::App* cmd = root.add_subcommand(
       "rebuild", "Rebuild the consolidated STORE/store.h5 from the committed unit files (takes the store's lock).");
-  cmd->add_option("store", *dir, "store directory")->required();
+  add_store_argument(cmd, dir.get());
   cmd->footer("Example: linsweep rebuild runs/demo/store");
   cmd->callback([dir, action] { *action = [dir] { return run_rebuild(*dir); }; });
 }

@@ -48,7 +48,7 @@ void add_report_command(CLI::App& root, CommandAction* action) {
       "One self-contained HTML page (index.html) of a store: contents, provenance (spec, hosts, times, failures), "
       "the paper's figures and tables where the store has their data, a part per model; tables also as CSV, "
       "figures as SVG.");
-  cmd->add_option("store", args->store, "store directory")->required();
+  add_store_argument(cmd, &args->store);
   cmd->add_option("--out", args->out, "output directory (default: STORE/report)");
   cmd->add_flag("--json", args->json, "print what was written as JSON");
   cmd->footer("Example: linsweep report runs/demo/store --out runs/demo/report");

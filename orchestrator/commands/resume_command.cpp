@@ -23,7 +23,7 @@ void add_resume_command(CLI::App& root, CommandAction* action) {
       "asks Slurm first: jobs recorded in STORE/slurm that are still pending or running keep their units, and only "
       "what no live job holds is submitted (as `submit` would), with an explanation of what will run. "
       "--dry-run without --submit prints the units that would run (as `plan` does) and runs nothing.");
-  cmd->add_option("store", *store, "store directory")->required();
+  add_store_argument(cmd, store.get());
   cmd->add_option("overrides", opts->overrides,
                   "further spec overrides, applied after those the run recorded: key.path=value, +key.path=value, "
                   "~key.path");

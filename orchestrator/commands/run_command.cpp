@@ -37,11 +37,7 @@ void add_run_command(CLI::App& root, CommandAction* action) {
                           "Run every pending unit of a sweep spec and commit it to the store (exit 0 done, 1 a unit "
                           "failed, 3 interrupted). "
                           "Under mpirun -n N (N > 1), rank 0 coordinates and the other ranks form worker groups.");
-  cmd->add_option("spec", *spec, "sweep spec (YAML)")->required();
-  cmd->add_option(
-      "overrides", opts->overrides,
-      "key.path=value (replace), +key.path=value (add) or ~key.path (remove) changes to the spec, values as YAML");
-  cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
+  add_spec_arguments(cmd, {spec.get(), &opts->overrides, &opts->store_override});
   cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_flag("--quiet", opts->quiet, "print only failures and errors (no per-unit lines, no live progress line)");

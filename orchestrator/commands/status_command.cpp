@@ -98,7 +98,7 @@ void add_status_command(CLI::App& root, CommandAction* action) {
                           "Committed, failed and unfinished units of a store by experiment, failures with "
                           "their messages, and throughput (from the journal); for stores submitted to Slurm, "
                           "every recorded job with the scheduler's state (squeue, scontrol, sacct) and its units.");
-  cmd->add_option("store", args->store, "store directory")->required();
+  add_store_argument(cmd, &args->store);
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->footer("Example: linsweep status runs/demo/store --json");
   cmd->callback([args, action] { *action = [args] { return run_status(*args); }; });

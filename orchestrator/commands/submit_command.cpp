@@ -79,11 +79,7 @@ void add_submit_command(CLI::App& root, CommandAction* action) {
       "requeue on interruption up to resources.requeue_limit, logs under STORE/slurm/logs), submits it with "
       "`sbatch --parsable` and records the job in STORE/slurm/jobs.jsonl. Units that a recorded job still alive holds "
       "are not submitted again. Exit 2 when sbatch is missing, the controller unreachable or the job rejected.");
-  cmd->add_option("spec", *spec, "sweep spec (YAML)")->required();
-  cmd->add_option("overrides", opts->overrides,
-                  "key.path=value (replace), +key.path=value (add) or ~key.path (remove) "
-                  "changes to the spec, values as YAML; the jobs run with them");
-  cmd->add_option("--store", opts->store_override, "store directory (overrides the spec's store)");
+  add_spec_arguments(cmd, {spec.get(), &opts->overrides, &opts->store_override}, "; the jobs run with them");
   add_submit_options(cmd, opts.get());
   cmd->add_flag("--json", *json, "print the submission as JSON");
   cmd->footer("Example: linsweep submit examples/fixture.yaml --split units:4 --dry-run");

@@ -45,7 +45,7 @@ int run_tables(const TablesArgs& a) {
 void add_tables_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<TablesArgs>();
   CLI::App* cmd = root.add_subcommand("tables", "Paper-style summary tables of a store as Markdown, CSV and LaTeX.");
-  cmd->add_option("store", args->store, "store directory")->required();
+  add_store_argument(cmd, &args->store);
   cmd->add_option("--out", args->out, "output directory (default: STORE/report)");
   cmd->add_flag("--json", args->json, "print what was written as JSON instead of the Markdown");
   cmd->add_flag("--quiet", args->quiet, "do not print the Markdown");
