@@ -2,13 +2,4 @@
 #include "fuzz_targets.hpp"
 #include "tokenizer_checks.hpp"
 
-namespace linsweep {
-
-int fuzz_wikitext(const std::uint8_t* data, std::size_t size) {
-  fuzz::check_corpus(data, size, "wiki.fuzz.raw", CorpusFormat::kWikitext);
-  return 0;
-}
-
-}  // namespace linsweep
-
-LINSWEEP_FUZZ_ENTRY(fuzz_wikitext)
+LINSWEEP_CORPUS_FUZZ_TARGET(fuzz_wikitext, "wiki.fuzz.raw", CorpusFormat::kWikitext)

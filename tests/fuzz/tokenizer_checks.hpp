@@ -47,3 +47,14 @@ inline void check_tokenizer(const BpeTokenizer& t) {
 }
 
 }  // namespace linsweep::fuzz
+
+// Defines the corpus fuzz target `target` (declared in fuzz_targets.hpp): check_corpus of the
+// input written as `file_name` and read as `format`, and its libFuzzer entry.
+#define LINSWEEP_CORPUS_FUZZ_TARGET(target, file_name, format) \
+  namespace linsweep {                                         \
+  int target(const std::uint8_t* data, std::size_t size) {     \
+    fuzz::check_corpus(data, size, file_name, format);         \
+    return 0;                                                  \
+  }                                                            \
+  }                                                            \
+  LINSWEEP_FUZZ_ENTRY(target)
