@@ -42,14 +42,11 @@ const ParamSchema<FinetuneParams>& finetune_schema() {
   static const ParamSchema<FinetuneParams> s = [] {
     ParamSchema<FinetuneParams> p;
     add_training_params(p);
-    ParamRange layers = at_least(0);
-    layers.distinct = true;
-    ParamRange variants = one_of({"linearized", "two_phase", "control"});
-    variants.distinct = true;
-    p.add("layers", &FinetuneParams::layers, layers,
+    p.add("layers", &FinetuneParams::layers, distinct(at_least(0)),
           "layers linearized (empty: the first third of the middle-out order)");
     p.add("steps", &FinetuneParams::steps, at_least(0), "the step budget every variant shares");
-    p.add("variants", &FinetuneParams::variants, variants, "linearized, two_phase; the control is always run");
+    p.add("variants", &FinetuneParams::variants, distinct(one_of({"linearized", "two_phase", "control"})),
+          "linearized, two_phase; the control is always run");
     p.add("eval_every", &FinetuneParams::eval_every, at_least(0), "steps between evaluations (0: at phase ends only)");
     p.add("phase1_fraction", &FinetuneParams::phase1_fraction, unit_interval(),
           "two_phase: share of the steps linearized");

@@ -23,14 +23,9 @@ struct FitParams {
 };
 
 const ParamSchema<FitParams>& fit_schema() {
-  static const ParamSchema<FitParams> s = [] {
-    ParamSchema<FitParams> p;
-    ParamRange lambda = positive();
-    lambda.non_empty = lambda.distinct = true;
-    p.add("lambda", &FitParams::lambda, lambda,
-          "ridge penalties λ of the surrogate fit; the first is the one every experiment uses");
-    return p;
-  }();
+  static const ParamSchema<FitParams> s = ParamSchema<FitParams>().add(
+      "lambda", &FitParams::lambda, non_empty(distinct(positive())),
+      "ridge penalties λ of the surrogate fit; the first is the one every experiment uses");
   return s;
 }
 

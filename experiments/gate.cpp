@@ -59,9 +59,9 @@ const ParamSchema<GateParams>& gate_schema() {
   static const ParamSchema<GateParams> s = [] {
     ParamRange variants;
     variants.check = variant_problem;
-    variants.non_empty = variants.distinct = true;
     return ParamSchema<GateParams>()
-        .add("variants", &GateParams::variants, variants, "gates to train per layer: linear, pca:K, mlp:H")
+        .add("variants", &GateParams::variants, non_empty(distinct(variants)),
+             "gates to train per layer: linear, pca:K, mlp:H")
         .add("seed", &GateParams::seed, at_least(0), "seed of the hold-out and of gate training (plus the layer)")
         .add("holdout", &GateParams::holdout, fraction(), "share of the gate split held out for the AUC")
         .add("holdout_by", &GateParams::holdout_by, one_of({"window", "row"}),

@@ -53,6 +53,14 @@ ParamRange one_of(std::vector<std::string> choices) { return {std::nullopt, std:
 ParamRange in_range(double lo, double hi) {
   return {ParamRange::Bound{lo, false}, ParamRange::Bound{hi, false}, {}, {}};
 }
+ParamRange distinct(ParamRange r) {
+  r.distinct = true;
+  return r;
+}
+ParamRange non_empty(ParamRange r) {
+  r.non_empty = true;
+  return r;
+}
 
 std::string param_type_name(ParamType type) {
   static constexpr EnumName<ParamType> kNames[] = {{ParamType::kFloat, "number"},

@@ -47,6 +47,9 @@ ParamRange unit_interval();      // in [0, 1]
 ParamRange any_value();          // no constraint (signed values such as a bias, seeds)
 ParamRange one_of(std::vector<std::string> choices);
 ParamRange in_range(double lo, double hi);  // [lo, hi]
+// `r` for a list that must not name a value twice, and one that must not be empty.
+ParamRange distinct(ParamRange r);
+ParamRange non_empty(ParamRange r);
 
 // One declared parameter, type-erased.
 struct ParamField {

@@ -42,9 +42,7 @@ const ParamSchema<ProgressiveParams>& progressive_schema() {
   static const ParamSchema<ProgressiveParams> s = [] {
     ParamSchema<ProgressiveParams> p;
     add_training_params(p);
-    ParamRange order = at_least(0);
-    order.distinct = true;
-    p.add("order", &ProgressiveParams::order, order,
+    p.add("order", &ProgressiveParams::order, distinct(at_least(0)),
           "layers replaced one at a time (empty: every layer, cheapest first by the sweep's all_linear Δ% when "
           "the spec has all_linear, else middle-out)");
     p.add("steps_per_layer", &ProgressiveParams::steps_per_layer, at_least(0), "AdamW steps after each replacement");

@@ -24,10 +24,8 @@ struct Names {
 };
 
 ExperimentDef numbers(const char* name) {
-  ParamRange lambda = positive();
-  lambda.non_empty = lambda.distinct = true;
   ParamSchema<Numbers> s;
-  s.add("lambda", &Numbers::lambda, lambda, "")
+  s.add("lambda", &Numbers::lambda, non_empty(distinct(positive())), "")
       .add("bootstrap", &Numbers::bootstrap, at_least(1), "")
       .add("seed", &Numbers::seed, at_least(0), "")
       .add("holdout", &Numbers::holdout, fraction(), "")
@@ -36,16 +34,12 @@ ExperimentDef numbers(const char* name) {
 }
 
 ExperimentDef names(const char* name) {
-  ParamRange variants = one_of({"linear", "pca:8", "mlp:16"});
-  variants.distinct = true;
-  ParamRange order = at_least(0);
-  order.distinct = true;
   ParamSchema<Names> s;
-  s.add("variants", &Names::variants, variants, "")
+  s.add("variants", &Names::variants, distinct(one_of({"linear", "pca:8", "mlp:16"})), "")
       .corpus("source", &Names::source, "")
       .corpora("targets", &Names::targets, "")
       .layers("layers", &Names::layers, "")
-      .add("order", &Names::order, order, "");
+      .add("order", &Names::order, distinct(at_least(0)), "");
   return make_experiment<Names>(
       name, "", 0, s, [](const Names&, PlanBuilder&) {}, validate_layer_param<Names, &Names::layers>("layers"));
 }
