@@ -69,36 +69,30 @@ struct FinetuneUnitParams {
   double phase1_fraction = 0, gate_bias = 0, gate_lr = 0, l1 = 0, l1_warmup = 0;
   std::int64_t gate_hidden = 0;
 };
+// Its fields beyond the common ones: the layers unless a control, the gate's only for two_phase
+// (units without them keep their ids). P is FinetuneUnitParams, const or not.
+template <typename P, typename Visit>
+void finetune_fields(P& p, const Visit& visit) {
+  visit("variant", p.variant);
+  visit("steps", p.steps);
+  visit("eval_every", p.eval_every);
+  if (p.variant != "control") visit("layers", p.layers);
+  if (p.variant != "two_phase") return;
+  visit("phase1_fraction", p.phase1_fraction);
+  visit("gate_hidden", p.gate_hidden);
+  visit("gate_bias", p.gate_bias);
+  visit("gate_lr", p.gate_lr);
+  visit("l1", p.l1);
+  visit("l1_warmup", p.l1_warmup);
+}
 void to_json(nlohmann::json& j, const FinetuneUnitParams& p) {
   j = nlohmann::json::object();
   write_training_common(j, p.common);
-  j["variant"] = p.variant;
-  j["steps"] = p.steps;
-  j["eval_every"] = p.eval_every;
-  if (p.variant != "control") j["layers"] = p.layers;
-  if (p.variant == "two_phase") {
-    j["phase1_fraction"] = p.phase1_fraction;
-    j["gate_hidden"] = p.gate_hidden;
-    j["gate_bias"] = p.gate_bias;
-    j["gate_lr"] = p.gate_lr;
-    j["l1"] = p.l1;
-    j["l1_warmup"] = p.l1_warmup;
-  }
+  finetune_fields(p, JsonFieldWriter{j});
 }
 void from_json(const nlohmann::json& j, FinetuneUnitParams& p) {
   read_training_common(j, p.common);
-  j.at("variant").get_to(p.variant);
-  j.at("steps").get_to(p.steps);
-  j.at("eval_every").get_to(p.eval_every);
-  if (p.variant != "control") j.at("layers").get_to(p.layers);
-  if (p.variant == "two_phase") {
-    j.at("phase1_fraction").get_to(p.phase1_fraction);
-    j.at("gate_hidden").get_to(p.gate_hidden);
-    j.at("gate_bias").get_to(p.gate_bias);
-    j.at("gate_lr").get_to(p.gate_lr);
-    j.at("l1").get_to(p.l1);
-    j.at("l1_warmup").get_to(p.l1_warmup);
-  }
+  finetune_fields(p, JsonFieldReader{j});
 }
 
 const TableDef<TrainingEvalRow>& finetune_table() {

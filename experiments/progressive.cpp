@@ -65,26 +65,26 @@ struct ProgressiveUnitParams {
   std::string surrogates = "frozen";    // or refit (on `fit`)
   Split fit;
 };
+// Its fields beyond the common ones; `fit` only when refitting (frozen units keep their ids).
+// P is ProgressiveUnitParams, const or not.
+template <typename P, typename Visit>
+void progressive_fields(P& p, const Visit& visit) {
+  visit("steps_per_layer", p.steps_per_layer);
+  visit("final_steps", p.final_steps);
+  visit("order", p.order);
+  visit("variant", p.variant);
+  visit("order_by", p.order_by);
+  visit("surrogates", p.surrogates);
+  if (p.surrogates == "refit") visit("fit", p.fit);
+}
 void to_json(nlohmann::json& j, const ProgressiveUnitParams& p) {
   j = nlohmann::json::object();
   write_training_common(j, p.common);
-  j["steps_per_layer"] = p.steps_per_layer;
-  j["final_steps"] = p.final_steps;
-  j["order"] = p.order;
-  j["variant"] = p.variant;
-  j["order_by"] = p.order_by;
-  j["surrogates"] = p.surrogates;
-  if (p.surrogates == "refit") j["fit"] = p.fit;
+  progressive_fields(p, JsonFieldWriter{j});
 }
 void from_json(const nlohmann::json& j, ProgressiveUnitParams& p) {
   read_training_common(j, p.common);
-  j.at("steps_per_layer").get_to(p.steps_per_layer);
-  j.at("final_steps").get_to(p.final_steps);
-  j.at("order").get_to(p.order);
-  j.at("variant").get_to(p.variant);
-  j.at("order_by").get_to(p.order_by);
-  j.at("surrogates").get_to(p.surrogates);
-  if (p.surrogates == "refit") j.at("fit").get_to(p.fit);
+  progressive_fields(p, JsonFieldReader{j});
 }
 
 const TableDef<TrainingEvalRow>& progressive_table() {

@@ -80,6 +80,24 @@ struct TrainingUnitCommon {
 void write_training_common(nlohmann::json& j, const TrainingUnitCommon& c);
 void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c);
 
+// Field visitors for a unit's own parameters, so that one list of `visit(key, member)` calls
+// both writes and reads them: JsonFieldWriter sets j[key], JsonFieldReader reads j.at(key)
+// (throwing nlohmann's error when it is missing or mistyped).
+struct JsonFieldWriter {
+  nlohmann::json& j;
+  template <typename T>
+  void operator()(const char* key, const T& value) const {
+    j[key] = value;
+  }
+};
+struct JsonFieldReader {
+  const nlohmann::json& j;
+  template <typename T>
+  void operator()(const char* key, T& value) const {
+    j.at(key).get_to(value);
+  }
+};
+
 // Whether a training experiment applies to model `m` (its `model` is empty or names `m`).
 bool training_applies(const TrainingCommonParams& p, const ModelSpec& m);
 // The common unit parameters of a training unit of `m` planned from `p`, and its slot's corpus.
