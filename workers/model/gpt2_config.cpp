@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "workers/model/hf_activation.hpp"
 
 namespace linsweep {
 namespace {
@@ -18,14 +19,8 @@ ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) 
   c.d_ff = config_int_or(j, path, "n_inner", 4 * c.d_model);
   c.max_positions = config_int_or(j, path, "n_positions", 1024);
   c.layer_norm_eps = config_double_or(j, path, "layer_norm_epsilon", 1e-5);
-  const std::string act = config_string_or(j, path, "activation_function", "gelu_new");
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") {
-    c.activation = Activation::kGeluTanh;
-  } else if (act == "gelu") {
-    c.activation = Activation::kGeluExact;
-  } else {
-    throw ModelError(path + ": activation_function '" + act + "' is not supported (gelu_new, gelu)");
-  }
+  c.activation =
+      parse_hf_activation(config_string_or(j, path, "activation_function", "gelu_new"), path, "activation_function");
   c.tied_head = config_bool_or(j, path, "tie_word_embeddings", true);
   c.scale_attn_weights = config_bool_or(j, path, "scale_attn_weights", true);
   c.scale_attn_by_inverse_layer_idx = config_bool_or(j, path, "scale_attn_by_inverse_layer_idx", false);
@@ -44,7 +39,7 @@ nlohmann::json write_gpt2_config(const ModelConfig& c) {
                       {"n_layer", c.n_layers},
                       {"n_head", c.n_heads},
                       {"n_inner", c.d_ff},
-                      {"activation_function", c.activation == Activation::kGeluTanh ? "gelu_new" : "gelu"},
+                      {"activation_function", hf_activation_name(c.activation)},
                       {"layer_norm_epsilon", c.layer_norm_eps},
                       {"scale_attn_weights", c.scale_attn_weights},
                       {"scale_attn_by_inverse_layer_idx", c.scale_attn_by_inverse_layer_idx},

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "workers/model/hf_activation.hpp"
 
 namespace linsweep {
 namespace {
@@ -18,14 +19,7 @@ ModelConfig parse_neox_config(const nlohmann::json& j, const std::string& path) 
   c.d_ff = config_int_or(j, path, "intermediate_size", 4 * c.d_model);
   c.max_positions = config_int_or(j, path, "max_position_embeddings", 2048);
   c.layer_norm_eps = config_double_or(j, path, "layer_norm_eps", 1e-5);
-  const std::string act = config_string_or(j, path, "hidden_act", "gelu");
-  if (act == "gelu") {
-    c.activation = Activation::kGeluExact;
-  } else if (act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh") {
-    c.activation = Activation::kGeluTanh;
-  } else {
-    throw ModelError(path + ": hidden_act '" + act + "' is not supported (gelu, gelu_new)");
-  }
+  c.activation = parse_hf_activation(config_string_or(j, path, "hidden_act", "gelu"), path, "hidden_act");
   c.rotary_pct = config_double_or(j, path, "rotary_pct", 1.0);
   if (c.rotary_pct < 0 || c.rotary_pct > 1) throw ModelError(path + ": rotary_pct must lie in [0, 1]");
   c.rotary_base = config_double_or(j, path, "rotary_emb_base", config_double_or(j, path, "rope_theta", 10000.0));
@@ -49,7 +43,7 @@ nlohmann::json write_neox_config(const ModelConfig& c) {
                       {"num_hidden_layers", c.n_layers},
                       {"num_attention_heads", c.n_heads},
                       {"intermediate_size", c.d_ff},
-                      {"hidden_act", c.activation == Activation::kGeluExact ? "gelu" : "gelu_new"},
+                      {"hidden_act", hf_activation_name(c.activation)},
                       {"rotary_pct", c.rotary_pct},
                       {"rotary_emb_base", c.rotary_base},
                       {"max_position_embeddings", c.max_positions},
