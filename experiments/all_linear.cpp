@@ -329,7 +329,7 @@ ReportTable per_layer_table(const std::vector<AllLinearRow>& rows) {
 }
 
 void all_linear_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  const auto rows = all_linear_table().rows(tables.at("all_linear"));
+  const auto rows = all_linear_table().rows(tables);
   if (rows.empty()) return;
   std::map<std::pair<std::string, std::string>, std::vector<const AllLinearRow*>> groups;
   bool layer0 = false;
@@ -400,7 +400,7 @@ void cost_vs_size(const std::vector<AllLinearRow>& rows, std::vector<Figure>* ou
 
 // Per model: every layer's all-linear Δ% with one series per corpus.
 void all_linear_figures(const FigureInput& in, std::vector<Figure>* out) {
-  const auto rows = all_linear_table().rows(in.tables.at("all_linear"));
+  const auto rows = all_linear_table().rows(in.tables);
   nonlinearity_map(rows, out);
   cost_vs_size(rows, out);
   std::vector<SeriesPoint> by_model;

@@ -152,8 +152,8 @@ UnitResult run_clusters(const ExperimentInput& in) {
 const UnitKindRegistrar kClustersKind{"clusters", run_clusters, /*needs_model=*/false};
 
 void clusters_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  const auto rows = clusters_table().sorted_rows(
-      tables.at("clusters"), [](const ClustersRow& r) { return std::tie(r.model, r.corpus, r.layer); });
+  const auto rows =
+      clusters_table().sorted_rows(tables, [](const ClustersRow& r) { return std::tie(r.model, r.corpus, r.layer); });
   if (rows.empty()) return;
   ReportTable rt{"clusters",
                  "Residual clusters: PCA + k-means of X; clean clusters share one label on ≥90% of their rows",

@@ -211,8 +211,8 @@ UnitResult run_compound(const ExperimentInput& in) {
 const UnitKindRegistrar kCompoundKind{"compound", run_compound, /*needs_model=*/true};
 
 void compound_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  const auto rows = compound_table().sorted_rows(tables.at("compound"),
-                                                 [](const CompoundRow& r) { return std::tie(r.model, r.corpus); });
+  const auto rows =
+      compound_table().sorted_rows(tables, [](const CompoundRow& r) { return std::tie(r.model, r.corpus); });
   if (rows.empty()) return;
   ReportTable rt{
       "compound",

@@ -290,7 +290,7 @@ std::map<std::invoke_result_t<Key, const Row&>, const Row*> last_by_step(const s
 constexpr const char* kControlNote = "‡ the control (same steps, nothing linearized) matches or beats this variant";
 
 void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  const auto rows = finetune_table().rows(tables.at("finetune"));
+  const auto rows = finetune_table().rows(tables);
   if (rows.empty()) return;
   const auto last =
       last_by_step(rows, [](const TrainingEvalRow& r) { return std::tuple(r.model, r.corpus, r.variant); });
@@ -319,7 +319,7 @@ void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   if (marked) rt.note = kControlNote;
   out->push_back(std::move(rt));
 
-  const auto gates = soft_gates_table().rows(tables.at("soft_gates"));
+  const auto gates = soft_gates_table().rows(tables);
   if (gates.empty()) return;
   const auto gate_last =
       last_by_step(gates, [](const SoftGateRow& r) { return std::tuple(r.model, r.corpus, r.layer); });
@@ -338,7 +338,7 @@ void finetune_tables(const TableSet& tables, std::vector<ReportTable>* out) {
 // progressive linearization (its table, when it ran) and every fine-tuning variant, with the
 // untouched model's perplexity as the reference line.
 void training_figures(const FigureInput& in, std::vector<Figure>* out) {
-  std::vector<TrainingEvalRow> rows = finetune_table().rows(in.tables.at("finetune"));
+  std::vector<TrainingEvalRow> rows = finetune_table().rows(in.tables);
   if (const auto it = in.tables.find("progressive"); it != in.tables.end())
     for (TrainingEvalRow r : training_eval_table("progressive", "").rows(it->second)) {
       if (r.variant == "control") r.variant = "progressive control";  // beside finetune's own control

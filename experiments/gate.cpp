@@ -441,8 +441,8 @@ std::string random_cell(const GateRow& r) {
 // Cross-model summary from each layer's selected gate (chosen on the select split), then every
 // variant of every layer with the chosen one marked.
 void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  const auto rows = gates_table().sorted_rows(tables.at("gates"),
-                                              [](const GateRow& r) { return std::tie(r.model, r.corpus, r.layer); });
+  const auto rows =
+      gates_table().sorted_rows(tables, [](const GateRow& r) { return std::tie(r.model, r.corpus, r.layer); });
   if (rows.empty()) return;
   std::map<std::pair<std::string, std::string>, std::vector<const GateRow*>> chosen;
   for (const auto& r : rows)
@@ -689,7 +689,7 @@ void share_figures(const std::vector<GateRow>& rows, std::vector<Figure>* out) {
 }
 
 void gate_figures(const FigureInput& in, std::vector<Figure>* out) {
-  const auto rows = gates_table().rows(in.tables.at("gates"));
+  const auto rows = gates_table().rows(in.tables);
   gate_vs_all_linear(in, rows, out);
   redistribution(in, rows, out);
   share_figures(rows, out);

@@ -247,7 +247,7 @@ const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false};
 
 void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows = nofly_table().sorted_rows(
-      tables.at("nofly"), [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
+      tables, [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
   if (rows.empty()) return;
   ReportTable rt{"routing_lists",
                  "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",

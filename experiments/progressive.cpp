@@ -280,7 +280,7 @@ const UnitKindRegistrar kProgressiveKind{"progressive", run_progressive, /*needs
 // One line per evaluation (variant, step, phase), in the order the units ran them, PPL and Δ%
 // against the untouched model on every eval corpus side by side.
 void progressive_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  const auto rows = progressive_table().rows(tables.at("progressive"));
+  const auto rows = progressive_table().rows(tables);
   if (rows.empty()) return;
   std::set<std::string> corpora;
   for (const auto& r : rows) corpora.insert(r.corpus);

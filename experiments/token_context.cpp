@@ -223,7 +223,7 @@ const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*
 // and cos(e, c).
 void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows = token_context_table().sorted_rows(
-      tables.at("token_context"), [](const TokenContextRow& r) { return std::tie(r.model, r.corpus, r.layer); });
+      tables, [](const TokenContextRow& r) { return std::tie(r.model, r.corpus, r.layer); });
   if (rows.empty()) return;
   std::vector<std::string> variants;
   struct Cell {
@@ -258,7 +258,7 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
 // AUC per layer: per model, a panel per corpus with one series per variant.
 void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
   std::vector<SeriesPoint> points;
-  for (const auto& r : token_context_table().rows(in.tables.at("token_context")))
+  for (const auto& r : token_context_table().rows(in.tables))
     points.push_back({r.model + "\n" + r.corpus, r.variant, static_cast<double>(r.layer), r.auc});
   std::map<std::string, SvgFigure> figures;
   for (auto& [chart, series] : group_series(points)) {

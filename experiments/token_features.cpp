@@ -441,7 +441,7 @@ const UnitKindRegistrar kTokenFeaturesKind{"token_features", run_token_features,
 
 // Per layer: δ by category and the regressions' R², a line per (model, corpus, layer).
 void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto fits = token_regression_table().rows(tables.at("token_regression"));
+  auto fits = token_regression_table().rows(tables);
   if (fits.empty()) return;
   std::vector<std::string> features;
   std::map<std::tuple<std::string, std::string, std::int64_t>, std::map<std::string, const TokenRegressionRow*>> lines;
@@ -477,7 +477,7 @@ void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out
 // Fig. 4: per model, for each corpus a heat map of mean δ by token class × layer and, on Brown
 // corpora, one by part of speech × layer.
 void token_features_figures(const FigureInput& in, std::vector<Figure>* out) {
-  const auto rows = token_classes_table().rows(in.tables.at("token_classes"));
+  const auto rows = token_classes_table().rows(in.tables);
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<const TokenClassRow*>> maps;
   for (const auto& r : rows) maps[{r.model, r.corpus, r.scheme}].push_back(&r);
   std::map<std::string, SvgFigure> figures;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -89,6 +90,13 @@ class TableDef {
     std::vector<R> out = rows(t);
     std::stable_sort(out.begin(), out.end(), [&](const R& a, const R& b) { return key(a) < key(b); });
     return out;
+  }
+  // The same for this table in a set read from a store (by table name), found by its own name:
+  // std::out_of_range when the set lacks it.
+  std::vector<R> rows(const std::map<std::string, Table>& tables) const { return rows(tables.at(schema_.name)); }
+  template <typename Key>
+  std::vector<R> sorted_rows(const std::map<std::string, Table>& tables, Key key) const {
+    return sorted_rows(tables.at(schema_.name), key);
   }
 
  private:
