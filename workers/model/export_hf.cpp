@@ -17,6 +17,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "workers/model/model_config.hpp"
 #include "workers/model/shape_text.hpp"
 #include "workers/safetensors.hpp"
 
@@ -25,7 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t kMaxConfigBytes = 16u << 20;      // as read_model_config
 constexpr std::size_t kMaxTokenizerBytes = 512u << 20;  // tokenizer.json of large vocabularies stays far below
 
 // Where an architecture keeps a layer's two MLP linear layers, and in which orientation.

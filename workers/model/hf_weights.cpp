@@ -6,6 +6,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "workers/model/model_config.hpp"
 
 namespace linsweep {
 namespace {
@@ -31,12 +32,7 @@ HfWeights::HfWeights(const std::string& dir) {
                        "AutoModelForCausalLM.from_pretrained(DIR).save_pretrained(DIR, safe_serialization=True)`");
     throw ModelError(dir + ": no model.safetensors or model.safetensors.index.json");
   }
-  nlohmann::json index;
-  try {
-    index = read_json_file(index_path, kMaxIndexBytes);
-  } catch (const InputError& e) {
-    throw ModelError(e.what());
-  }
+  const nlohmann::json index = read_model_json(index_path, kMaxIndexBytes);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
     throw ModelError(index_path + ": no weight_map object");
   std::map<std::string, std::size_t> shard_of_file;

@@ -12,8 +12,6 @@
 namespace linsweep {
 namespace {
 
-constexpr std::size_t kMaxConfigBytes = 16u << 20;
-
 [[noreturn]] void bad_field(const std::string& path, const char* name, const char* what) {
   throw ModelError(path + ": field '" + name + "' " + what);
 }
@@ -67,18 +65,21 @@ void validate_common(const ModelConfig& c, const std::string& path) {
   if (!(c.layer_norm_eps > 0)) throw ModelError(path + ": layer norm epsilon must be positive");
 }
 
+nlohmann::json read_model_json(const std::string& path, std::size_t max_bytes) {
+  try {
+    return read_json_file(path, max_bytes);
+  } catch (const InputError& e) {
+    throw ModelError(e.what());
+  }
+}
+
 ModelConfig read_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
   if (!is_regular_file(path)) {
     if (!is_directory(dir)) throw ModelError(dir + ": not a model directory");
     throw ModelError(path + ": missing (not an HF model directory)");
   }
-  nlohmann::json j;
-  try {
-    j = read_json_file(path, kMaxConfigBytes);
-  } catch (const InputError& e) {
-    throw ModelError(e.what());
-  }
+  const nlohmann::json j = read_model_json(path, kMaxConfigBytes);
   if (!j.is_object()) throw ModelError(path + ": not a JSON object");
   const std::string type = config_string_or(j, path, "model_type", "");
   if (type.empty()) throw ModelError(path + ": field 'model_type' is missing");

@@ -1,6 +1,7 @@
 // Architecture-neutral description of a decoder-only transformer read from HF config.json.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -48,6 +49,14 @@ ModelConfig read_model_config(const std::string& dir);
 // read_model_config(dir) gives `c` back. Throws ModelError for an unknown architecture or a
 // config that architecture cannot express, StorageError when the file cannot be written.
 void write_model_config(const ModelConfig& c, const std::string& dir);
+
+// The most config.json may hold.
+inline constexpr std::size_t kMaxConfigBytes = 16u << 20;
+
+// A JSON file of a model directory (config.json, the safetensors index) read with
+// read_json_file, whose errors (missing, too large, malformed) become ModelError: a model that
+// cannot be read is the model's problem.
+nlohmann::json read_model_json(const std::string& path, std::size_t max_bytes);
 
 // Helpers for architecture parsers: typed field access that throws
 // ModelError("<path>: field 'name' ...") on a missing or mistyped field.
