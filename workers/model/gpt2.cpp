@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "workers/model/activation.hpp"
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/attention.hpp"
 #include "workers/model/gpt2_config.hpp"
@@ -63,7 +64,7 @@ class Gpt2Mlp : public torch::nn::Module {
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
     auto h = (*c_fc_)(x);  // [B, T, 4d]
-    h = at::gelu(h, act_ == Activation::kGeluTanh ? "tanh" : "none");
+    h = activate(h, act_);
     return (*c_proj_)(h);
   }
 

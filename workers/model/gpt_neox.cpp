@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "workers/model/activation.hpp"
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/attention.hpp"
 #include "workers/model/gpt_neox_config.hpp"
@@ -109,7 +110,7 @@ class NeoxMlp : public torch::nn::Module {
   }
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
-    auto h = at::gelu((*dense_h_to_4h_)(x), act_ == Activation::kGeluTanh ? "tanh" : "none");  // [B, T, 4d]
+    auto h = activate((*dense_h_to_4h_)(x), act_);  // [B, T, 4d]
     return (*dense_4h_to_h_)(h);
   }
 

@@ -1,0 +1,12 @@
+// GELU by ModelConfig::activation.
+#include "workers/model/activation.hpp"
+
+#include <ATen/ATen.h>
+
+namespace linsweep {
+
+at::Tensor activate(const at::Tensor& x, Activation a) {
+  return at::gelu(x, a == Activation::kGeluTanh ? "tanh" : "none");
+}
+
+}  // namespace linsweep
