@@ -70,9 +70,8 @@ struct FinetuneUnitParams {
   std::int64_t gate_hidden = 0;
 };
 // Its fields beyond the common ones: the layers unless a control, the gate's only for two_phase
-// (units without them keep their ids). P is FinetuneUnitParams, const or not.
-template <typename P, typename Visit>
-void finetune_fields(P& p, const Visit& visit) {
+// (units without them keep their ids).
+constexpr auto finetune_fields = [](auto& p, const auto& visit) {
   visit("variant", p.variant);
   visit("steps", p.steps);
   visit("eval_every", p.eval_every);
@@ -84,16 +83,9 @@ void finetune_fields(P& p, const Visit& visit) {
   visit("gate_lr", p.gate_lr);
   visit("l1", p.l1);
   visit("l1_warmup", p.l1_warmup);
-}
-void to_json(nlohmann::json& j, const FinetuneUnitParams& p) {
-  j = nlohmann::json::object();
-  write_training_common(j, p.common);
-  finetune_fields(p, JsonFieldWriter{j});
-}
-void from_json(const nlohmann::json& j, FinetuneUnitParams& p) {
-  read_training_common(j, p.common);
-  finetune_fields(p, JsonFieldReader{j});
-}
+};
+void to_json(nlohmann::json& j, const FinetuneUnitParams& p) { write_training_unit(j, p, finetune_fields); }
+void from_json(const nlohmann::json& j, FinetuneUnitParams& p) { read_training_unit(j, p, finetune_fields); }
 
 const TableDef<TrainingEvalRow>& finetune_table() {
   static const TableDef<TrainingEvalRow> t =

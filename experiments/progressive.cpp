@@ -66,9 +66,7 @@ struct ProgressiveUnitParams {
   Split fit;
 };
 // Its fields beyond the common ones; `fit` only when refitting (frozen units keep their ids).
-// P is ProgressiveUnitParams, const or not.
-template <typename P, typename Visit>
-void progressive_fields(P& p, const Visit& visit) {
+constexpr auto progressive_fields = [](auto& p, const auto& visit) {
   visit("steps_per_layer", p.steps_per_layer);
   visit("final_steps", p.final_steps);
   visit("order", p.order);
@@ -76,16 +74,9 @@ void progressive_fields(P& p, const Visit& visit) {
   visit("order_by", p.order_by);
   visit("surrogates", p.surrogates);
   if (p.surrogates == "refit") visit("fit", p.fit);
-}
-void to_json(nlohmann::json& j, const ProgressiveUnitParams& p) {
-  j = nlohmann::json::object();
-  write_training_common(j, p.common);
-  progressive_fields(p, JsonFieldWriter{j});
-}
-void from_json(const nlohmann::json& j, ProgressiveUnitParams& p) {
-  read_training_common(j, p.common);
-  progressive_fields(p, JsonFieldReader{j});
-}
+};
+void to_json(nlohmann::json& j, const ProgressiveUnitParams& p) { write_training_unit(j, p, progressive_fields); }
+void from_json(const nlohmann::json& j, ProgressiveUnitParams& p) { read_training_unit(j, p, progressive_fields); }
 
 const TableDef<TrainingEvalRow>& progressive_table() {
   static const TableDef<TrainingEvalRow> t =

@@ -98,6 +98,20 @@ struct JsonFieldReader {
   }
 };
 
+// to_json and from_json of a training unit's parameters P: the common ones, then the unit's
+// own, which `fields(p, visit)` lists once for both directions.
+template <typename P, typename Fields>
+void write_training_unit(nlohmann::json& j, const P& p, const Fields& fields) {
+  j = nlohmann::json::object();
+  write_training_common(j, p.common);
+  fields(p, JsonFieldWriter{j});
+}
+template <typename P, typename Fields>
+void read_training_unit(const nlohmann::json& j, P& p, const Fields& fields) {
+  read_training_common(j, p.common);
+  fields(p, JsonFieldReader{j});
+}
+
 // Whether a training experiment applies to model `m` (its `model` is empty or names `m`).
 bool training_applies(const TrainingCommonParams& p, const ModelSpec& m);
 // The common unit parameters of a training unit of `m` planned from `p`, and its slot's corpus.
