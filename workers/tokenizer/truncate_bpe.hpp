@@ -26,8 +26,9 @@ struct TruncatedBpe {
 // refused rather than renumbered, since renumbered ids would no longer be GPT-2's.
 // Throws InputError naming the file (and merges.txt line) on: a missing or oversized file
 // (sizes checked before reading), invalid JSON or UTF-8, a malformed merge line, fewer than k
-// merges, a broken numbering as above, or a failed write. The two files are each written to a
-// temporary name and renamed, so a reader never sees half a file.
+// merges, a broken numbering as above, or a destination directory it cannot create. Each file
+// is written with atomic_write_text (common/atomic_file.hpp), so a reader never sees half a
+// file; a failed write throws its DiskFullError or StorageError.
 TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::string& dest_dir);
 
 }  // namespace linsweep
