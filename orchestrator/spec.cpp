@@ -105,9 +105,10 @@ struct NamedEntry {
 
 // For each entry of `root[key]`, a non-empty list of maps with the fields `keys`, among them a
 // name and a path: checks the entry's fields and its name (a safe file name: names become
-// directory and HDF5 group names; unique in the list), then calls read(entry). Returns the names.
+// directory and HDF5 group names; unique in the list, else "duplicate <what> name"), then calls
+// read(entry). Returns the names.
 std::set<std::string> for_each_named(const Ctx& ctx, const YAML::Node& root, const std::string& key,
-                                     const std::set<std::string>& keys,
+                                     const std::string& what, const std::set<std::string>& keys,
                                      const std::function<void(const NamedEntry&)>& read) {
   const YAML::Node list = root[key];
   if (!list || !list.IsSequence() || list.size() == 0) ctx.fail(list ? list : root, key, "expected a non-empty list");
@@ -120,7 +121,6 @@ std::set<std::string> for_each_named(const Ctx& ctx, const YAML::Node& root, con
     e.name = get_string(ctx, e.node["name"], e.field + ".name");
     if (const std::string why = unsafe_name_reason(e.name); !why.empty())
       ctx.fail(e.node["name"], e.field + ".name", "'" + e.name + "' " + why);
-    const std::string what = key == "models" ? "model" : "corpus";
     if (!names.insert(e.name).second)
       ctx.fail(e.node["name"], e.field + ".name", "duplicate " + what + " name '" + e.name + "'");
     e.path = resolve_path(ctx.file(), get_string(ctx, e.node["path"], e.field + ".path"));
@@ -363,7 +363,7 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
   if (root["context"]) spec.context = get_int(ctx, root["context"], "context", 2, 1 << 20);
 
   // models
-  for_each_named(ctx, root, "models", {"name", "path", "dtype"}, [&](const NamedEntry& e) {
+  for_each_named(ctx, root, "models", "model", {"name", "path", "dtype"}, [&](const NamedEntry& e) {
     ModelSpec ms = read_model(ctx, e);
     if (root["context"] && spec.context > ms.max_positions)
       ctx.fail(root["context"], "context",
@@ -376,7 +376,7 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
 
   // corpora
   const std::set<std::string> corpus_names =
-      for_each_named(ctx, root, "corpora", {"name", "path", "format"},
+      for_each_named(ctx, root, "corpora", "corpus", {"name", "path", "format"},
                      [&](const NamedEntry& e) { spec.corpora.push_back(read_corpus(ctx, e)); });
 
   // splits: disjoint token ranges
