@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "common/errors.hpp"
@@ -36,6 +38,16 @@ class WorldSplit {
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
+
+// A communicator of type C over MPI_COMM_WORLD, or over the world ranks of `color` when one is
+// given (collective, as WorldSplit). C duplicates or bootstraps from the communicator it is
+// given, so the split lives only as long as C's constructor. Throws what C's constructor throws.
+template <class C>
+std::unique_ptr<C> world_or_split(std::optional<int> color) {
+  if (!color) return std::make_unique<C>(MPI_COMM_WORLD);
+  const WorldSplit split(*color);
+  return std::make_unique<C>(split.get());
+}
 
 }  // namespace linsweep
 

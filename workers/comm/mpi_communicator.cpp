@@ -2,6 +2,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "workers/comm/communicator.hpp"
@@ -63,14 +65,8 @@ class MpiCommunicator : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_mpi_world_communicator() {
-  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
-}
-
-// The split lives only long enough to be duplicated by the wrapper.
-std::unique_ptr<Communicator> make_mpi_split_communicator(int color) {
-  const WorldSplit split(color);
-  return std::make_unique<MpiCommunicator>(split.get());
+std::unique_ptr<Communicator> make_mpi_communicator(std::optional<int> color) {
+  return world_or_split<MpiCommunicator>(color);
 }
 
 }  // namespace linsweep

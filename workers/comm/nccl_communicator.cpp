@@ -3,6 +3,8 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "common/launch_env.hpp"
@@ -88,14 +90,8 @@ bool nccl_device_visible() {
   return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
 }
 
-std::unique_ptr<Communicator> make_nccl_world_communicator() {
-  return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD);
-}
-
-// The split lives only as long as the NCCL bootstrap needs it.
-std::unique_ptr<Communicator> make_nccl_split_communicator(int color) {
-  const WorldSplit split(color);
-  return std::make_unique<NcclCommunicator>(split.get());
+std::unique_ptr<Communicator> make_nccl_communicator(std::optional<int> color) {
+  return world_or_split<NcclCommunicator>(color);
 }
 
 }  // namespace linsweep
