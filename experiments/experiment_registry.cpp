@@ -1,8 +1,8 @@
 // The registry of spec experiments and unit kinds.
-#include <algorithm>
-#include <stdexcept>
+#include <utility>
 
 #include "common/errors.hpp"
+#include "common/registry.hpp"
 #include "common/suggest.hpp"
 #include "experiments/experiment.hpp"
 
@@ -14,22 +14,22 @@ ExperimentRegistry& ExperimentRegistry::instance() {
 }
 
 void ExperimentRegistry::add(ExperimentDef def) {
-  if (experiment(def.name) != nullptr) throw std::logic_error("experiment '" + def.name + "' registered twice");
-  experiments_.push_back(std::move(def));
+  register_once(
+      experiments_, std::move(def), "experiment", [](const ExperimentDef& e) { return e.name; },
+      [](const ExperimentDef& a, const ExperimentDef& b) {
+        return a.order != b.order ? a.order < b.order : a.name < b.name;
+      });
 }
 
 void ExperimentRegistry::add(UnitKind kind) {
-  for (const auto& k : kinds_)
-    if (k.kind == kind.kind) throw std::logic_error("unit kind '" + kind.kind + "' registered twice");
-  kinds_.push_back(std::move(kind));
+  register_once(
+      kinds_, std::move(kind), "unit kind", [](const UnitKind& k) { return k.kind; },
+      [](const UnitKind& a, const UnitKind& b) { return a.kind < b.kind; });
 }
 
 std::vector<const ExperimentDef*> ExperimentRegistry::experiments() const {
   std::vector<const ExperimentDef*> out;
   for (const auto& e : experiments_) out.push_back(&e);
-  std::sort(out.begin(), out.end(), [](const ExperimentDef* a, const ExperimentDef* b) {
-    return a->order != b->order ? a->order < b->order : a->name < b->name;
-  });
   return out;
 }
 

@@ -8,33 +8,23 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "common/registry.hpp"
 #include "common/suggest.hpp"
 #include "storage/table_def.hpp"
 
 namespace linsweep {
-namespace {
-
-std::vector<Table>& registered() {
-  static std::vector<Table> tables;
-  return tables;
-}
-
-}  // namespace
 
 TableRegistrar::TableRegistrar(Table schema) {
-  auto& tables = registered();
-  for (const auto& t : tables)
-    if (t.name == schema.name) throw std::logic_error("table '" + schema.name + "' is registered twice");
   schema.rows.clear();
-  const auto at = std::lower_bound(tables.begin(), tables.end(), schema.name,
-                                   [](const Table& t, const std::string& name) { return t.name < name; });
-  tables.insert(at, std::move(schema));
+  register_once(
+      registered<Table>(), std::move(schema), "table", [](const Table& t) { return t.name; },
+      [](const Table& a, const Table& b) { return a.name < b.name; });
 }
 
-const std::vector<Table>& table_schemas() { return registered(); }
+const std::vector<Table>& table_schemas() { return registered<Table>(); }
 
 const Table* find_table_schema(const std::string& name) {
-  for (const auto& t : registered())
+  for (const auto& t : registered<Table>())
     if (t.name == name) return &t;
   return nullptr;
 }
