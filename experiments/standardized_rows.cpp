@@ -267,6 +267,29 @@ at::Tensor as_tensor(const std::vector<double>& v) {
   return at::from_blob(const_cast<double*>(v.data()), {static_cast<std::int64_t>(v.size())}, at::kDouble).clone();
 }
 
+// Σ_i w_i·[(x_i − μ)/σ, 1] over the rows of x, as block_sum adds them, with the row's weight
+// w_i = weight(i, x_i) (x_i: the row's first element, of x's scalar type).
+template <class Weight>
+at::Tensor weighted_row_sum(const at::Tensor& x, const at::Tensor& mean, const at::Tensor& inv_scale,
+                            const Weight& weight) {
+  const std::int64_t n = x.size(0), d = x.size(1);
+  std::vector<double> acc;
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "standardized_weighted_row_sum", [&] {
+    const scalar_t* p = x.data_ptr<scalar_t>();
+    const double* mu = mean.data_ptr<double>();
+    acc = block_sum(n, d + 1, [&](std::int64_t r0, std::int64_t r1, double* a) {
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const double w = weight(i, p + i * d);
+        axpy(p + i * d, mu, w, a, d);
+        a[d] += w;
+      }
+    });
+  });
+  const double* inv = inv_scale.data_ptr<double>();
+  for (std::int64_t j = 0; j < d; ++j) acc[static_cast<std::size_t>(j)] *= inv[j];
+  return as_tensor(acc);
+}
+
 at::Tensor rows_for_kernels(const at::Tensor& x) {
   if (x.dim() != 2 || !x.is_floating_point()) throw InputError("standardised rows: x must be a float matrix [n, d]");
   const at::Tensor cpu = x.to(at::kCPU);
@@ -369,20 +392,8 @@ at::Tensor StandardizedRows::times(const at::Tensor& v_in) const {
 
 at::Tensor StandardizedRows::transposed_times(const at::Tensor& r_in) const {
   const at::Tensor r = r_in.to(at::kDouble).contiguous();
-  std::vector<double> acc;
-  AT_DISPATCH_FLOATING_TYPES(x_.scalar_type(), "standardized_transposed_times", [&] {
-    const scalar_t* p = x_.data_ptr<scalar_t>();
-    const double *mu = mean_.data_ptr<double>(), *rp = r.data_ptr<double>();
-    acc = block_sum(n_, d_ + 1, [&](std::int64_t r0, std::int64_t r1, double* a) {
-      for (std::int64_t i = r0; i < r1; ++i) {
-        axpy(p + i * d_, mu, rp[i], a, d_);
-        a[d_] += rp[i];
-      }
-    });
-  });
-  const double* inv = inv_scale_.data_ptr<double>();
-  for (std::int64_t j = 0; j < d_; ++j) acc[static_cast<std::size_t>(j)] *= inv[j];
-  return as_tensor(acc);
+  const double* rp = r.data_ptr<double>();
+  return weighted_row_sum(x_, mean_, inv_scale_, [&](std::int64_t i, const auto*) { return rp[i]; });
 }
 
 at::Tensor StandardizedRows::times_then_transposed(const at::Tensor& v_in,
@@ -393,22 +404,11 @@ at::Tensor StandardizedRows::times_then_transposed(const at::Tensor& v_in,
   const double bias = v[d_].item<double>();
   *product = at::empty({n_}, v.options());
   double* out = product->data_ptr<double>();
-  std::vector<double> acc;
-  AT_DISPATCH_FLOATING_TYPES(x_.scalar_type(), "standardized_times_then_transposed", [&] {
-    const scalar_t* p = x_.data_ptr<scalar_t>();
-    const double *mu = mean_.data_ptr<double>(), *up = u.data_ptr<double>();
-    acc = block_sum(n_, d_ + 1, [&](std::int64_t r0, std::int64_t r1, double* a) {
-      for (std::int64_t i = r0; i < r1; ++i) {
-        out[i] = dot(p + i * d_, mu, up, d_) + bias;
-        const double r = residual(i, out[i]);
-        axpy(p + i * d_, mu, r, a, d_);
-        a[d_] += r;
-      }
-    });
+  const double *mu = mean_.data_ptr<double>(), *up = u.data_ptr<double>();
+  return weighted_row_sum(x_, mean_, inv_scale_, [&](std::int64_t i, const auto* row) {
+    out[i] = dot(row, mu, up, d_) + bias;
+    return residual(i, out[i]);
   });
-  const double* inv = inv_scale_.data_ptr<double>();
-  for (std::int64_t j = 0; j < d_; ++j) acc[static_cast<std::size_t>(j)] *= inv[j];
-  return as_tensor(acc);
 }
 
 at::Tensor StandardizedRows::weighted_gram_times(const at::Tensor& s_in, const at::Tensor& v_in) const {
