@@ -51,9 +51,8 @@ int main(int argc, char** argv) {
   static_cast<void>(linsweep::keep_large_blocks_in_heap());       // as `linsweep` does for every command
   linsweep::configure_threads(static_cast<int>(opt["threads"]));  // torch's pool and OpenBLAS's
 
-  linsweep::ModelConfig c;
-  c.architecture = "gpt2";
-  c.vocab_size = 4096, c.d_model = 192, c.n_layers = 6, c.n_heads = 6, c.d_ff = 768, c.max_positions = 1024;
+  linsweep::ModelConfig c = linsweep::model_config(
+      "gpt2", {.vocab_size = 4096, .d_model = 192, .n_layers = 6, .n_heads = 6, .d_ff = 768, .max_positions = 1024});
   c.activation = linsweep::Activation::kGeluTanh, c.tied_head = true;
   at::manual_seed(static_cast<std::uint64_t>(opt["seed"]));
   auto model = linsweep::build_model(c);

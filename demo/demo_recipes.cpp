@@ -13,14 +13,12 @@ struct Size {
 constexpr Size kSizes[] = {{"s", 48, 2, 300}, {"m", 64, 3, 300}, {"l", 96, 4, 300}};
 
 ModelConfig base_config(const char* arch, const Size& s, std::int64_t vocab, std::int64_t eos) {
-  ModelConfig c;
-  c.architecture = arch;
-  c.vocab_size = vocab;
-  c.d_model = s.d;
-  c.n_layers = s.layers;
-  c.n_heads = s.d / 16;
-  c.d_ff = 4 * s.d;
-  c.max_positions = 256;
+  ModelConfig c = model_config(arch, {.vocab_size = vocab,
+                                      .d_model = s.d,
+                                      .n_layers = s.layers,
+                                      .n_heads = s.d / 16,
+                                      .d_ff = 4 * s.d,
+                                      .max_positions = 256});
   c.eos_token_id = eos;
   return c;
 }

@@ -73,6 +73,18 @@ nlohmann::json read_model_json(const std::string& path, std::size_t max_bytes) {
   }
 }
 
+ModelConfig model_config(const std::string& architecture, const ModelShape& shape) {
+  ModelConfig c;
+  c.architecture = architecture;
+  c.vocab_size = shape.vocab_size;
+  c.d_model = shape.d_model;
+  c.n_layers = shape.n_layers;
+  c.n_heads = shape.n_heads;
+  c.d_ff = shape.d_ff;
+  c.max_positions = shape.max_positions;
+  return c;
+}
+
 ModelConfig read_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
   if (!is_regular_file(path)) {

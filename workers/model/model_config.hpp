@@ -38,6 +38,15 @@ struct ModelConfig {
   bool operator==(const ModelConfig&) const = default;
 };
 
+// The sizes that shape a model.
+struct ModelShape {
+  std::int64_t vocab_size = 0, d_model = 0, n_layers = 0, n_heads = 0, d_ff = 0, max_positions = 0;
+};
+
+// A config of `architecture` with `shape`'s sizes and every other field at its default (for
+// models built in code: the demo's, benchmarks', tests'). Checks nothing: build_model does.
+ModelConfig model_config(const std::string& architecture, const ModelShape& shape);
+
 // Reads `dir/config.json` (at most 16 MiB), finds its `model_type` in the architecture
 // registry and lets that architecture parse it. Throws ModelError naming config.json on a
 // missing or invalid file, an unknown architecture (listing the known ones), or

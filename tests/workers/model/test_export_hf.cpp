@@ -153,15 +153,8 @@ TEST_CASE("export refuses what it cannot write faithfully, before writing anythi
   const std::string out = scratch / "export";
 
   SECTION("d_ff < 2·d leaves no room for [x, -x]") {
-    ModelConfig c;
-    c.architecture = "gpt2";
-    c.vocab_size = 1024;
-    c.d_model = 64;
-    c.n_layers = 3;
-    c.n_heads = 4;
-    c.d_ff = 100;
-    c.max_positions = 256;
-    auto model = build_model(c);
+    auto model = build_model(model_config(
+        "gpt2", {.vocab_size = 1024, .d_model = 64, .n_layers = 3, .n_heads = 4, .d_ff = 100, .max_positions = 256}));
     CHECK_THROWS_WITH(export_hf_directory(*model, {{0, random_map(64, 1)}}, test::model_dir("tiny-gpt2"), out),
                       ContainsSubstring("d_ff 100 < 2·d_model 128"));
     // Without maps the size is fine, but tiny-gpt2's config.json describes another model.

@@ -20,14 +20,10 @@ namespace {
 
 // "gpt2", "gpt2-untied" (GPT2LMHeadModel with tie_word_embeddings false) or "gpt_neox".
 ModelConfig small_config(const std::string& arch) {
-  ModelConfig c;
-  c.architecture = arch == "gpt2-untied" ? "gpt2" : arch;
-  c.vocab_size = 1088;  // the fixture streams' ids fit
-  c.d_model = 32;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.d_ff = 128;
-  c.max_positions = 64;
+  // vocab_size 1088: the fixture streams' ids fit.
+  ModelConfig c =
+      model_config(arch == "gpt2-untied" ? "gpt2" : arch,
+                   {.vocab_size = 1088, .d_model = 32, .n_layers = 2, .n_heads = 4, .d_ff = 128, .max_positions = 64});
   c.eos_token_id = 1023;
   if (arch == "gpt_neox") {
     c.rotary_pct = 0.25;
