@@ -59,14 +59,14 @@ ActivationWriter::ActivationWriter(std::string path, std::int64_t d, ActivationO
   ids_ = create_dataset(file_, "token_ids", H5T_STD_I32LE, 1, 1, opt_);
   window_ = create_dataset(file_, "window", H5T_STD_I64LE, 1, 1, opt_);
   position_ = create_dataset(file_, "position", H5T_STD_I32LE, 1, 1, opt_);
-  write_string_attribute(file_, "dtype", activation_dtype_name(opt_.dtype));
-  write_int_attribute(file_, "d", d_);
   const ShardDescription& what = opt_.describes;
-  write_string_attribute(file_, "model", what.model);
-  write_string_attribute(file_, "corpus", what.corpus);
-  write_string_attribute(file_, "split", what.split);
-  write_int_attribute(file_, "layer", what.layer);
-  write_string_attribute(file_, "unit", what.unit);
+  write_attributes(file_, {{"dtype", activation_dtype_name(opt_.dtype)},
+                           {"d", d_},
+                           {"model", what.model},
+                           {"corpus", what.corpus},
+                           {"split", what.split},
+                           {"layer", what.layer},
+                           {"unit", what.unit}});
   write_string_attribute(x_, "meaning", "the MLP's input at the row's position (the normalised residual entering it)");
   if (y_.valid()) write_string_attribute(y_, "meaning", "the MLP's output at the row's position");
   if (delta_.valid()) {

@@ -129,6 +129,19 @@ H5Id make_float16_type() {
   return t;
 }
 
+namespace {
+
+// A scalar attribute `name` of type `file_type` on `obj` (replacing one of that name), written
+// from `value` in memory type `memory_type`.
+void write_number_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t memory_type, const void* value) {
+  H5Id space = H5_SPACE(H5Screate(H5S_SCALAR));
+  if (H5Aexists(obj, name.c_str()) > 0) H5_CHECK(H5Adelete(obj, name.c_str()));
+  H5Id attr = H5_ATTR(H5Acreate2(obj, name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT));
+  H5_CHECK(H5Awrite(attr, memory_type, value));
+}
+
+}  // namespace
+
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value) {
   H5Id type = H5_TYPE(H5Tcopy(H5T_C_S1));
   H5_CHECK(H5Tset_size(type, value.empty() ? 1 : value.size()));
@@ -174,10 +187,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
 }
 
 void write_int_attribute(hid_t obj, const std::string& name, long long value) {
-  H5Id space = H5_SPACE(H5Screate(H5S_SCALAR));
-  if (H5Aexists(obj, name.c_str()) > 0) H5_CHECK(H5Adelete(obj, name.c_str()));
-  H5Id attr = H5_ATTR(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT));
-  H5_CHECK(H5Awrite(attr, H5T_NATIVE_LLONG, &value));
+  write_number_attribute(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &value);
 }
 
 long long read_int_attribute(hid_t obj, const std::string& name) {
@@ -190,10 +200,7 @@ long long read_int_attribute(hid_t obj, const std::string& name) {
 }
 
 void write_double_attribute(hid_t obj, const std::string& name, double value) {
-  H5Id space = H5_SPACE(H5Screate(H5S_SCALAR));
-  if (H5Aexists(obj, name.c_str()) > 0) H5_CHECK(H5Adelete(obj, name.c_str()));
-  H5Id attr = H5_ATTR(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT));
-  H5_CHECK(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value));
+  write_number_attribute(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
 }
 
 double read_double_attribute(hid_t obj, const std::string& name) {
@@ -209,6 +216,14 @@ std::string hdf5_version() {
   unsigned major = 0, minor = 0, release = 0;
   if (H5get_libversion(&major, &minor, &release) < 0) return "HDF5 (version unknown)";
   return "HDF5 " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
+void write_attributes(hid_t obj, std::initializer_list<Attribute> attributes) {
+  for (const auto& a : attributes) {
+    if (const auto* text = std::get_if<std::string>(&a.value)) write_string_attribute(obj, a.name, *text);
+    if (const auto* integer = std::get_if<std::int64_t>(&a.value)) write_int_attribute(obj, a.name, *integer);
+    if (const auto* number = std::get_if<double>(&a.value)) write_double_attribute(obj, a.name, *number);
+  }
 }
 
 }  // namespace linsweep

@@ -4,8 +4,10 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
+#include <variant>
 
 namespace linsweep {
 
@@ -86,5 +88,15 @@ void write_int_attribute(hid_t obj, const std::string& name, long long value);
 long long read_int_attribute(hid_t obj, const std::string& name);
 void write_double_attribute(hid_t obj, const std::string& name, double value);
 double read_double_attribute(hid_t obj, const std::string& name);
+
+// A named attribute value for write_attributes: a string, a 64-bit integer or a double.
+struct Attribute {
+  const char* name;
+  std::variant<std::string, std::int64_t, double> value;
+};
+
+// Writes each attribute on `obj` as write_string_attribute, write_int_attribute or
+// write_double_attribute would, in order. Throws StorageError.
+void write_attributes(hid_t obj, std::initializer_list<Attribute> attributes);
 
 }  // namespace linsweep

@@ -72,10 +72,10 @@ H5Id create_sealable(const std::string& path) {
 }
 
 void write_identity(const H5Id& file, const UnitResult& unit) {
-  write_int_attribute(file, "schema_version", kStoreSchemaVersion);
-  write_string_attribute(file, "unit_id", unit.unit_id);
-  write_string_attribute(file, "kind", unit.kind);
-  write_string_attribute(file, "params", unit.params);
+  write_attributes(file, {{"schema_version", kStoreSchemaVersion},
+                          {"unit_id", unit.unit_id},
+                          {"kind", unit.kind},
+                          {"params", unit.params}});
 }
 
 void write_arrays_group(const H5Id& file, const UnitResult& unit) {
@@ -107,14 +107,14 @@ std::string unit_arrays_path(const std::string& unit_path) {
 void write_unit_main_file(const std::string& path, const UnitResult& unit) {
   H5Id file = create_sealable(path);
   write_identity(file, unit);
-  write_int_attribute(file, "arrays", static_cast<long long>(unit.arrays.size()));
   const UnitProvenance& p = unit.provenance;
-  write_string_attribute(file, "linsweep_version", p.version);
-  write_string_attribute(file, "host", p.host);
-  write_int_attribute(file, "rank", p.rank);
-  write_int_attribute(file, "group_ranks", p.group_ranks);
-  write_double_attribute(file, "started", p.started);
-  write_double_attribute(file, "finished", p.finished);
+  write_attributes(file, {{"arrays", static_cast<std::int64_t>(unit.arrays.size())},
+                          {"linsweep_version", p.version},
+                          {"host", p.host},
+                          {"rank", p.rank},
+                          {"group_ranks", p.group_ranks},
+                          {"started", p.started},
+                          {"finished", p.finished}});
   H5Id tables = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   for (const auto& t : unit.tables) write_table(tables, t);
   tables.reset();
