@@ -268,7 +268,7 @@ at::Tensor as_tensor(const std::vector<double>& v) {
 }
 
 // Σ_i w_i·[(x_i − μ)/σ, 1] over the rows of x, as block_sum adds them, with the row's weight
-// w_i = weight(i, x_i) (x_i: the row's first element, of x's scalar type).
+// w_i = weight(i, row), `row` pointing at x_i's first element (of x's scalar type).
 template <class Weight>
 at::Tensor weighted_row_sum(const at::Tensor& x, const at::Tensor& mean, const at::Tensor& inv_scale,
                             const Weight& weight) {

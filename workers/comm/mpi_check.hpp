@@ -1,4 +1,5 @@
-// MPI_CHECK: every MPI call checked, failures raised as CommError with file and line.
+// MPI_CHECK: every MPI call checked, failures raised as CommError with file and line; and the
+// MPI_COMM_WORLD splits that communicators are built on.
 #pragma once
 
 #include <mpi.h>

@@ -44,7 +44,8 @@ struct ModelShape {
 };
 
 // A config of `architecture` with `shape`'s sizes and every other field at its default (for
-// models built in code: the demo's, benchmarks', tests'). Checks nothing: build_model does.
+// models built in code: the demo's, benchmarks', tests'). Checks nothing: build_model refuses
+// only an unknown architecture, and the sizes are the caller's to get right.
 ModelConfig model_config(const std::string& architecture, const ModelShape& shape);
 
 // Reads `dir/config.json` (at most 16 MiB), finds its `model_type` in the architecture
