@@ -81,37 +81,13 @@ Plan make_plan(const SweepSpec& spec) {
   return make_plan(spec, files);
 }
 
-nlohmann::json plan_to_json(const Plan& plan) {
-  nlohmann::json units = nlohmann::json::array();
-  for (const auto& u : plan.units)
-    units.push_back({{"id", u.id},
-                     {"kind", u.kind},
-                     {"slot", u.slot},
-                     {"model", u.model},
-                     {"corpus", u.corpus},
-                     {"params", u.params},
-                     {"inputs", u.inputs},
-                     {"deps", u.deps}});
-  return {{"units", units}, {"not_planned", plan.not_planned}};
-}
+// The plan crosses from the coordinator to the workers as JSON: one field list for both ways.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Unit, id, kind, slot, model, corpus, params, inputs, deps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Plan, units, not_planned)
 
-Plan plan_from_json(const nlohmann::json& j) {
-  Plan p;
-  for (const auto& x : j.at("units")) {
-    Unit u;
-    u.id = x.at("id");
-    u.kind = x.at("kind");
-    u.slot = x.at("slot");
-    u.model = x.at("model");
-    u.corpus = x.at("corpus");
-    u.params = x.at("params");
-    u.inputs = x.at("inputs").get<std::map<std::string, std::string>>();
-    u.deps = x.at("deps").get<std::vector<std::string>>();
-    p.units.push_back(std::move(u));
-  }
-  p.not_planned = j.at("not_planned").get<std::vector<std::string>>();
-  return p;
-}
+nlohmann::json plan_to_json(const Plan& plan) { return plan; }
+
+Plan plan_from_json(const nlohmann::json& j) { return j.get<Plan>(); }
 
 const char* unit_state_name(UnitState s) noexcept {
   static constexpr EnumName<UnitState> kNames[] = {
