@@ -27,37 +27,30 @@ class Error : public std::runtime_error {
   ExitCode code_;
 };
 
-// Invalid command line or an input file that cannot be used (corpus, tokenizer, text).
-class InputError : public Error {
+// An error of one kind: `Kind` tells the kinds apart for catch clauses, `kDefault` is the
+// exit code it maps to unless the thrower says otherwise.
+template <class Kind, ExitCode kDefault>
+class KindOfError : public Error {
  public:
-  explicit InputError(const std::string& m) : Error(m, ExitCode::kBadInput) {}
+  explicit KindOfError(const std::string& m, ExitCode c = kDefault) : Error(m, c) {}
 };
+
+// Invalid command line or an input file that cannot be used (corpus, tokenizer, text).
+using InputError = KindOfError<struct InputErrorKind, ExitCode::kBadInput>;
 
 // A unit stopped on request (SIGUSR1/SIGTERM before a time limit or preemption) after saving
 // what it needs to resume: not a failure, the run exits 3.
-class InterruptedError : public Error {
- public:
-  explicit InterruptedError(const std::string& m) : Error(m, ExitCode::kInterrupted) {}
-};
+using InterruptedError = KindOfError<struct InterruptedErrorKind, ExitCode::kInterrupted>;
 
 // Invalid sweep spec (file, line and field in the message).
-class SpecError : public Error {
- public:
-  explicit SpecError(const std::string& m) : Error(m, ExitCode::kBadInput) {}
-};
+using SpecError = KindOfError<struct SpecErrorKind, ExitCode::kBadInput>;
 
 // A model directory that cannot be loaded: config, weights, shapes, architecture.
-class ModelError : public Error {
- public:
-  explicit ModelError(const std::string& m) : Error(m, ExitCode::kBadInput) {}
-};
+using ModelError = KindOfError<struct ModelErrorKind, ExitCode::kBadInput>;
 
 // Store problems. Defaults to a runtime failure; a malformed store file given by the
 // user is bad input and is thrown with ExitCode::kBadInput.
-class StorageError : public Error {
- public:
-  explicit StorageError(const std::string& m, ExitCode c = ExitCode::kUnitsFailed) : Error(m, c) {}
-};
+using StorageError = KindOfError<struct StorageErrorKind, ExitCode::kUnitsFailed>;
 
 // The file system holding the store has no space left (ENOSPC, or EDQUOT for a quota) while
 // writing. Not a unit failure: retrying cannot help, so a run stops dispatching, keeps what is
@@ -79,15 +72,9 @@ inline bool is_disk_full_errno(int e) noexcept { return e == ENOSPC || e == EDQU
 }
 
 // Scheduler interaction failed (sbatch, squeue, scontrol, sacct).
-class SlurmError : public Error {
- public:
-  explicit SlurmError(const std::string& m, ExitCode c = ExitCode::kUnitsFailed) : Error(m, c) {}
-};
+using SlurmError = KindOfError<struct SlurmErrorKind, ExitCode::kUnitsFailed>;
 
 // A collective (MPI, NCCL, CUDA) failed; ranks agree on failure before throwing.
-class CommError : public Error {
- public:
-  explicit CommError(const std::string& m) : Error(m, ExitCode::kUnitsFailed) {}
-};
+using CommError = KindOfError<struct CommErrorKind, ExitCode::kUnitsFailed>;
 
 }  // namespace linsweep
