@@ -1,17 +1,15 @@
 // JSON-lines journal.
 #include "storage/journal.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
-#include "common/file_io.hpp"
+#include "common/json_lines.hpp"
 
 namespace linsweep {
 
@@ -42,29 +40,50 @@ std::string journal_line(JournalEvent e, const std::string& host) {
 }
 
 int open_journal(const std::string& path) {
-  // O_NOFOLLOW: a journal.jsonl planted as a symbolic link must not make us append elsewhere.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd = open_for_append(path);
   if (fd < 0) throw_write_error(path + ": cannot open journal", errno);
   return fd;
 }
 
-// One write() per line: with O_APPEND, lines of concurrent appenders never interleave. A short
-// write (the disk filled up mid-line) is continued only to learn the errno; the torn line is
-// skipped by readers.
 void write_line(int fd, const std::string& path, const std::string& line, bool durable) {
-  std::size_t done = 0;
-  int err = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<std::size_t>(n);
+  if (const int err = append_line(fd, line, durable); err != 0) throw_write_error(path + ": journal write failed", err);
+}
+
+// One event from a line that parsed and names its event.
+JournalEvent journal_event(const nlohmann::json& j, const std::string& path, std::size_t line_no) {
+  auto bad = [&](const char* field, const char* type) {
+    throw StorageError(path + ":" + std::to_string(line_no) + ": field '" + field + "' is not " + type,
+                       ExitCode::kBadInput);
+  };
+  auto str = [&](const char* field) {
+    if (!j.contains(field)) return std::string();
+    if (!j[field].is_string()) bad(field, "a string");
+    return j[field].get<std::string>();
+  };
+  auto num = [&](const char* field) {
+    if (!j.contains(field)) return 0.0;
+    if (!j[field].is_number()) bad(field, "a number");
+    return j[field].get<double>();
+  };
+  auto integer = [&](const char* field) {
+    if (!j.contains(field)) return std::int64_t{0};
+    if (!j[field].is_number_integer()) bad(field, "an integer");
+    return j[field].get<std::int64_t>();
+  };
+  JournalEvent e;
+  e.event = j["event"].get<std::string>();
+  e.unit = str("unit");
+  e.host = str("host");
+  e.rank = static_cast<int>(integer("rank"));
+  e.time = num("time");
+  e.duration = num("duration");
+  e.error = str("error");
+  e.tokens = integer("tokens");
+  if (j.contains("recovered")) {
+    if (!j["recovered"].is_boolean()) bad("recovered", "a boolean");
+    e.recovered = j["recovered"].get<bool>();
   }
-  if (err == 0 && durable && ::fsync(fd) != 0) err = errno;
-  if (err != 0) throw_write_error(path + ": journal write failed", err);
+  return e;
 }
 
 }  // namespace
@@ -90,54 +109,15 @@ void JournalWriter::append(JournalEvent event, bool durable) {
 
 std::vector<JournalEvent> read_journal(const std::string& path) {
   std::vector<JournalEvent> out;
-  std::ifstream in(path, std::ios::binary);
-  std::string line;
-  std::size_t line_no = 0;
-  for (LineStatus st; (st = read_line(in, &line, kMaxJournalLineBytes)) != LineStatus::kEnd;) {
-    ++line_no;
-    if (st == LineStatus::kTooLong)
-      throw StorageError(path + ":" + std::to_string(line_no) + ": line longer than " +
-                             std::to_string(kMaxJournalLineBytes) + " bytes (not a linsweep journal)",
-                         ExitCode::kBadInput);
-    if (st == LineStatus::kUnterminated) break;  // no trailing newline: torn by a crash mid-append
-    // A line that does not parse is crash residue (a torn append that a later one continued)
-    // and is skipped; a well-formed event with a mistyped field is not, and is refused.
-    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("event") || !j["event"].is_string()) continue;
-    auto bad = [&](const char* field, const char* type) {
-      throw StorageError(path + ":" + std::to_string(line_no) + ": field '" + field + "' is not " + type,
-                         ExitCode::kBadInput);
-    };
-    auto str = [&](const char* field) {
-      if (!j.contains(field)) return std::string();
-      if (!j[field].is_string()) bad(field, "a string");
-      return j[field].get<std::string>();
-    };
-    auto num = [&](const char* field) {
-      if (!j.contains(field)) return 0.0;
-      if (!j[field].is_number()) bad(field, "a number");
-      return j[field].get<double>();
-    };
-    auto integer = [&](const char* field) {
-      if (!j.contains(field)) return std::int64_t{0};
-      if (!j[field].is_number_integer()) bad(field, "an integer");
-      return j[field].get<std::int64_t>();
-    };
-    JournalEvent e;
-    e.event = j["event"].get<std::string>();
-    e.unit = str("unit");
-    e.host = str("host");
-    e.rank = static_cast<int>(integer("rank"));
-    e.time = num("time");
-    e.duration = num("duration");
-    e.error = str("error");
-    e.tokens = integer("tokens");
-    if (j.contains("recovered")) {
-      if (!j["recovered"].is_boolean()) bad("recovered", "a boolean");
-      e.recovered = j["recovered"].get<bool>();
-    }
-    out.push_back(std::move(e));
-  }
+  // A line torn by a crash is skipped; a well-formed event with a mistyped field is not, and is
+  // refused.
+  const std::size_t too_long = read_json_lines(
+      path, {.max_line_bytes = kMaxJournalLineBytes, .key = "event", .read_unterminated = false},
+      [&](const nlohmann::json& j, std::size_t line_no) { out.push_back(journal_event(j, path, line_no)); });
+  if (too_long != 0)
+    throw StorageError(path + ":" + std::to_string(too_long) + ": line longer than " +
+                           std::to_string(kMaxJournalLineBytes) + " bytes (not a linsweep journal)",
+                       ExitCode::kBadInput);
   return out;
 }
 
