@@ -26,21 +26,13 @@ ModelConfig base_config(const char* arch, const Size& s, std::int64_t vocab, std
 }  // namespace
 
 nlohmann::json DemoModelRecipe::fingerprint(const std::string& data_fingerprint) const {
-  nlohmann::json j = {{"name", name},
-                      {"architecture", config.architecture},
-                      {"vocab_size", config.vocab_size},
-                      {"d_model", config.d_model},
-                      {"n_layers", config.n_layers},
-                      {"n_heads", config.n_heads},
-                      {"d_ff", config.d_ff},
-                      {"max_positions", config.max_positions},
-                      {"rotary_pct", config.rotary_pct},
-                      {"parallel_residual", config.parallel_residual},
-                      {"context", kDemoContext},
-                      {"training", training.to_json()},
-                      {"data", data_fingerprint},
-                      {"version", 1}};
-  return j;
+  // The whole config.json: a model changed in any field is trained again.
+  return {{"name", name},
+          {"config", model_config_json(config)},
+          {"context", kDemoContext},
+          {"training", training.to_json()},
+          {"data", data_fingerprint},
+          {"version", 2}};
 }
 
 double DemoModelRecipe::cost_per_token() const {

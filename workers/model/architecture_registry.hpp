@@ -16,7 +16,8 @@ class LanguageModel;
 
 struct Architecture {
   std::string name;  // HF `model_type`
-  // Parses a config.json document (path for messages) into a ModelConfig.
+  // Parses a config.json document (path for messages) into a ModelConfig: the fields of this
+  // architecture; read_model_config sets `architecture` and eos_token_id.
   std::function<ModelConfig(const nlohmann::json&, const std::string& path)> parse_config;
   // Builds an untrained module with HF parameter names, on CPU in float32.
   std::function<std::shared_ptr<LanguageModel>(const ModelConfig&)> build;
@@ -28,7 +29,8 @@ struct Architecture {
   // a config.json that disagrees with its weights is refused before a huge allocation.
   std::function<std::int64_t(const ModelConfig&)> count_parameters;
   // The config.json document that parse_config reads back as the same ModelConfig (for
-  // models this program creates, such as the demo's pretrained ones).
+  // models this program creates, such as the demo's pretrained ones); model_config_json adds
+  // the token ids.
   std::function<nlohmann::json(const ModelConfig&)> write_config;
 };
 

@@ -24,8 +24,6 @@ ModelConfig parse_gpt2_config(const nlohmann::json& j, const std::string& path) 
   c.tied_head = config_bool_or(j, path, "tie_word_embeddings", true);
   c.scale_attn_weights = config_bool_or(j, path, "scale_attn_weights", true);
   c.scale_attn_by_inverse_layer_idx = config_bool_or(j, path, "scale_attn_by_inverse_layer_idx", false);
-  if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
-    c.eos_token_id = j["eos_token_id"].get<int64_t>();
   return c;
 }
 
@@ -48,7 +46,6 @@ nlohmann::json write_gpt2_config(const ModelConfig& c) {
                       {"resid_pdrop", 0.0},
                       {"embd_pdrop", 0.0},
                       {"attn_pdrop", 0.0}};
-  if (c.eos_token_id) j["bos_token_id"] = j["eos_token_id"] = *c.eos_token_id;
   return j;
 }
 

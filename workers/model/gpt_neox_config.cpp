@@ -27,8 +27,6 @@ ModelConfig parse_neox_config(const nlohmann::json& j, const std::string& path) 
   c.parallel_residual = config_bool_or(j, path, "use_parallel_residual", true);
   c.tied_head = config_bool_or(j, path, "tie_word_embeddings", false);
   c.attention_bias = config_bool_or(j, path, "attention_bias", true);
-  if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
-    c.eos_token_id = j["eos_token_id"].get<int64_t>();
   if (c.n_heads > 0 && c.d_model % c.n_heads == 0 &&
       static_cast<int64_t>(static_cast<double>(c.d_model / c.n_heads) * c.rotary_pct) % 2 != 0)
     throw ModelError(path + ": rotary dimensions (head_dim * rotary_pct) must be even");
@@ -53,7 +51,6 @@ nlohmann::json write_neox_config(const ModelConfig& c) {
                       {"attention_bias", c.attention_bias},
                       {"hidden_dropout", 0.0},
                       {"attention_dropout", 0.0}};
-  if (c.eos_token_id) j["bos_token_id"] = j["eos_token_id"] = *c.eos_token_id;
   return j;
 }
 

@@ -98,15 +98,22 @@ ModelConfig read_model_config(const std::string& dir) {
   const Architecture& arch = ArchitectureRegistry::instance().get(type, path);
   ModelConfig c = arch.parse_config(j, path);
   c.architecture = arch.name;
+  if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
+    c.eos_token_id = j["eos_token_id"].get<std::int64_t>();
   validate_common(c, path);
   return c;
 }
 
+nlohmann::json model_config_json(const ModelConfig& c, const std::string& where) {
+  const Architecture& arch = ArchitectureRegistry::instance().get(c.architecture, where);
+  if (!arch.write_config) throw ModelError(where + ": architecture '" + c.architecture + "' cannot write its config");
+  nlohmann::json j = arch.write_config(c);
+  if (c.eos_token_id) j["bos_token_id"] = j["eos_token_id"] = *c.eos_token_id;
+  return j;
+}
+
 void write_model_config(const ModelConfig& c, const std::string& dir) {
-  const Architecture& arch = ArchitectureRegistry::instance().get(c.architecture, dir + "/config.json");
-  if (!arch.write_config)
-    throw ModelError(dir + "/config.json: architecture '" + c.architecture + "' cannot write its config");
-  const nlohmann::json j = arch.write_config(c);
+  const nlohmann::json j = model_config_json(c, dir + "/config.json");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ModelError(dir + ": cannot create the directory: " + ec.message());

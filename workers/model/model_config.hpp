@@ -54,8 +54,13 @@ ModelConfig model_config(const std::string& architecture, const ModelShape& shap
 // inconsistent sizes (d_model not divisible by n_heads, non-positive sizes, ...).
 ModelConfig read_model_config(const std::string& dir);
 
-// Writes `dir`/config.json (dir created with its parents) for `c` through its
-// architecture's write_config, atomically (temporary file, fsync, rename), such that
+// The config.json of `c`, as its architecture's write_config writes it. Throws
+// ModelError("<where>: ...") for an unknown architecture or a config that architecture cannot
+// express.
+nlohmann::json model_config_json(const ModelConfig& c, const std::string& where = "config.json");
+
+// Writes `dir`/config.json (dir created with its parents) for `c` (model_config_json),
+// atomically (temporary file, fsync, rename), such that
 // read_model_config(dir) gives `c` back. Throws ModelError for an unknown architecture or a
 // config that architecture cannot express, StorageError when the file cannot be written.
 void write_model_config(const ModelConfig& c, const std::string& dir);
