@@ -14,6 +14,7 @@
 #include "workers/model/gpt2_config.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/model/linear_kernel.hpp"
+#include "workers/model/mlp.hpp"
 
 namespace linsweep {
 namespace {
@@ -55,23 +56,11 @@ class Gpt2Attention : public torch::nn::Module {
   std::shared_ptr<Conv1D> c_attn_, c_proj_;
 };
 
-class Gpt2Mlp : public torch::nn::Module {
- public:
-  Gpt2Mlp(const ModelConfig& c) : act_(c.activation) {
-    c_fc_ = register_module("c_fc", std::make_shared<Conv1D>(c.d_model, c.d_ff));
-    c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(c.d_ff, c.d_model));
-  }
-  // x [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& x) {
-    auto h = (*c_fc_)(x);  // [B, T, 4d]
-    h = activate(h, act_);
-    return (*c_proj_)(h);
-  }
-
- private:
-  Activation act_;
-  std::shared_ptr<Conv1D> c_fc_, c_proj_;
-};
+// c_fc up to d_ff, the activation, c_proj back.
+std::shared_ptr<Mlp<Conv1D>> make_gpt2_mlp(const ModelConfig& c) {
+  return std::make_shared<Mlp<Conv1D>>(c, MlpNames{"c_fc", "c_proj"},
+                                       [](int64_t in, int64_t out) { return std::make_shared<Conv1D>(in, out); });
+}
 
 class Gpt2Block : public torch::nn::Module {
  public:
@@ -80,7 +69,7 @@ class Gpt2Block : public torch::nn::Module {
     ln_1_ = register_module("ln_1", torch::nn::LayerNorm(ln));
     attn_ = register_module("attn", std::make_shared<Gpt2Attention>(c, layer));
     ln_2_ = register_module("ln_2", torch::nn::LayerNorm(ln));
-    mlp_ = register_module("mlp", std::make_shared<Gpt2Mlp>(c));
+    mlp_ = register_module("mlp", make_gpt2_mlp(c));
   }
   // h [B, T, d] -> [B, T, d]
   at::Tensor operator()(at::Tensor h, MlpHook& hook) {
@@ -92,7 +81,7 @@ class Gpt2Block : public torch::nn::Module {
  private:
   torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
   std::shared_ptr<Gpt2Attention> attn_;
-  std::shared_ptr<Gpt2Mlp> mlp_;
+  std::shared_ptr<Mlp<Conv1D>> mlp_;
 };
 
 class Gpt2Model : public LanguageModel {

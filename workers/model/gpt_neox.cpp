@@ -15,6 +15,7 @@
 #include "workers/model/gpt_neox_config.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/model/linear_kernel.hpp"
+#include "workers/model/mlp.hpp"
 
 namespace linsweep {
 namespace {
@@ -102,22 +103,11 @@ class NeoxAttention : public torch::nn::Module {
   at::Tensor cos_, sin_;  // cache, not parameters
 };
 
-class NeoxMlp : public torch::nn::Module {
- public:
-  explicit NeoxMlp(const ModelConfig& c) : act_(c.activation) {
-    dense_h_to_4h_ = register_module("dense_h_to_4h", make_linear(c.d_model, c.d_ff, true));
-    dense_4h_to_h_ = register_module("dense_4h_to_h", make_linear(c.d_ff, c.d_model, true));
-  }
-  // x [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& x) {
-    auto h = activate((*dense_h_to_4h_)(x), act_);  // [B, T, 4d]
-    return (*dense_4h_to_h_)(h);
-  }
-
- private:
-  Activation act_;
-  std::shared_ptr<Dense> dense_h_to_4h_, dense_4h_to_h_;
-};
+// dense_h_to_4h up to d_ff, the activation, dense_4h_to_h back (both with biases).
+std::shared_ptr<Mlp<Dense>> make_neox_mlp(const ModelConfig& c) {
+  return std::make_shared<Mlp<Dense>>(c, MlpNames{"dense_h_to_4h", "dense_4h_to_h"},
+                                      [](int64_t in, int64_t out) { return make_linear(in, out, true); });
+}
 
 class NeoxLayer : public torch::nn::Module {
  public:
@@ -126,7 +116,7 @@ class NeoxLayer : public torch::nn::Module {
     input_layernorm_ = register_module("input_layernorm", torch::nn::LayerNorm(ln));
     post_attention_layernorm_ = register_module("post_attention_layernorm", torch::nn::LayerNorm(ln));
     attention_ = register_module("attention", std::make_shared<NeoxAttention>(c));
-    mlp_ = register_module("mlp", std::make_shared<NeoxMlp>(c));
+    mlp_ = register_module("mlp", make_neox_mlp(c));
   }
   // h [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& h, MlpHook& hook) {
@@ -145,7 +135,7 @@ class NeoxLayer : public torch::nn::Module {
   bool parallel_;
   torch::nn::LayerNorm input_layernorm_{nullptr}, post_attention_layernorm_{nullptr};
   std::shared_ptr<NeoxAttention> attention_;
-  std::shared_ptr<NeoxMlp> mlp_;
+  std::shared_ptr<Mlp<Dense>> mlp_;
 };
 
 // The "gpt_neox." part of the parameter names.
