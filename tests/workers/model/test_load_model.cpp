@@ -107,35 +107,28 @@ TEST_CASE("bad_: broken model directories are refused with the file and problem 
     std::function<void(const std::string&)> damage;
     const char* message;
   };
-  auto edit_config = [](const std::string& dir, const std::function<void(nlohmann::json&)>& f) {
-    auto j = nlohmann::json::parse(test::read_text(dir + "/config.json"));
-    f(j);
-    test::write_text(dir + "/config.json", j.dump());
+  // A damage that merges `patch` into config.json (RFC 7386: a null removes the key).
+  auto patch_config = [](std::string patch) {
+    return [patch](const std::string& d) {
+      auto j = nlohmann::json::parse(test::read_text(d + "/config.json"));
+      j.merge_patch(nlohmann::json::parse(patch));
+      test::write_text(d + "/config.json", j.dump());
+    };
   };
   const Case cases[] = {
       {"bad_missing_config", [](const std::string& d) { std::filesystem::remove(d + "/config.json"); },
        "config.json: missing"},
       {"bad_config_json", [](const std::string& d) { test::write_text(d + "/config.json", "{\"model_type\": "); },
        "config.json: invalid JSON"},
-      {"bad_architecture", [&](const std::string& d) { edit_config(d, [](auto& j) { j["model_type"] = "llama"; }); },
-       "unsupported architecture 'llama' (known: "},
-      {"bad_no_model_type", [&](const std::string& d) { edit_config(d, [](auto& j) { j.erase("model_type"); }); },
-       "'model_type' is missing"},
-      {"bad_field_type", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_layer"] = "three"; }); },
-       "field 'n_layer' is not an integer"},
-      {"bad_heads", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_head"] = 5; }); },
-       "not divisible by 5 heads"},
-      {"bad_shape", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_inner"] = 128; }); },
-       "has shape [64, 256] but config.json implies [64, 128]"},
-      {"bad_missing_tensor",
-       [&](const std::string& d) {
-         edit_config(d, [](auto& j) { j["n_layer"] = 4; });  // still within the file's total (attn.bias buffers)
-       },
-       "tensor 'h.3.ln_1.weight' is missing"},
-      {"bad_huge_config", [&](const std::string& d) { edit_config(d, [](auto& j) { j["vocab_size"] = 16000000; }); },
-       "describes 1024"},
-      {"bad_extra_tensor", [&](const std::string& d) { edit_config(d, [](auto& j) { j["n_layer"] = 2; }); },
-       "unexpected tensor 'h.2."},
+      {"bad_architecture", patch_config(R"({"model_type": "llama"})"), "unsupported architecture 'llama' (known: "},
+      {"bad_no_model_type", patch_config(R"({"model_type": null})"), "'model_type' is missing"},
+      {"bad_field_type", patch_config(R"({"n_layer": "three"})"), "field 'n_layer' is not an integer"},
+      {"bad_heads", patch_config(R"({"n_head": 5})"), "not divisible by 5 heads"},
+      {"bad_shape", patch_config(R"({"n_inner": 128})"), "has shape [64, 256] but config.json implies [64, 128]"},
+      // 4 layers are still within the file's total (attn.bias buffers): the tensors decide.
+      {"bad_missing_tensor", patch_config(R"({"n_layer": 4})"), "tensor 'h.3.ln_1.weight' is missing"},
+      {"bad_huge_config", patch_config(R"({"vocab_size": 16000000})"), "describes 1024"},
+      {"bad_extra_tensor", patch_config(R"({"n_layer": 2})"), "unexpected tensor 'h.2."},
       {"bad_truncated_weights",
        [](const std::string& d) { std::filesystem::resize_file(d + "/model.safetensors", 5000); },
        "outside the data section"},
