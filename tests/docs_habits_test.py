@@ -49,11 +49,8 @@ def tree_problems(src):
 
 
 def main():
-    src = sys.argv[1]
-    problems = readme_problems(src) + tree_problems(src)
-    for p in problems:
-        print(p)
-    print(f"docs_habits: {len(problems)} violations")
+    problems = readme_problems(sys.argv[1]) + tree_problems(sys.argv[1])
+    print("\n".join(problems + [f"docs_habits: {len(problems)} violations"]))
     return 1 if problems else 0
 
 
