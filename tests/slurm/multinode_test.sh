@@ -74,7 +74,9 @@ wait_state() {  # $1 store, $2 job index, $3 state regex, $4 timeout seconds
     if [[ "$s" =~ ^($3)$ ]]; then say "job $(job_field "$1" "$2" job_id): $s"; return 0; fi
     sleep 1
   done
-  echo "timed out waiting for $3 (last state: $s)"; "$bin" status "$1"; tail -40 "$1"/slurm/logs/*.out || true; return 1
+  echo "timed out waiting for $3 (last state: $s)"; "$bin" status "$1"
+  tail -n 40 "$1"/slurm/logs/*.out "$state"/slurmctld.log "$state"/nodes/*/slurmd.log || true
+  return 1
 }
 committed() { find "$1/units" -maxdepth 1 -name '*.h5' ! -name '*.arrays.h5' ! -name '.*' 2>/dev/null | wc -l; }
 wait_committed() {  # $1 store, $2 count

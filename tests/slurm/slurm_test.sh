@@ -45,7 +45,7 @@ wait_state() {  # $1 store, $2 job index, $3 state regex, $4 timeout seconds
     if [[ "$s" =~ ^($3)$ ]]; then echo "job $(job_field "$1" "$2" job_id): $s"; return 0; fi
     sleep 1
   done
-  echo "timed out waiting for $3 (last state: $s)"; "$bin" status "$1"; tail -30 "$1"/slurm/logs/*.out || true; return 1
+  echo "timed out waiting for $3 (last state: $s)"; "$bin" status "$1"; tail -n 30 "$1"/slurm/logs/*.out || true; return 1
 }
 wait_committed() {  # $1 store, $2 count
   for _ in $(seq 1 120); do
