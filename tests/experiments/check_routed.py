@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Checks a store's `speed` units against its `compound` and `gate` units, with h5py and numpy
-(no project code).
+"""Checks a store's `speed` units against its `compound` and `gate` units, and the routed models
+`linsweep export` wrote from it, with h5py and numpy (no project code).
 
-Usage: check_routed.py STORE
+Usage: check_routed.py STORE EXPORTS_DIR   (EXPORTS_DIR/<model>.<corpus>/routed.{json,safetensors})
   speed:   per unit: the forwards plain, each of compound's layers alone (with more than one) and
            compound; the compound forward's PPL, Δ%, share routed and per-window NLL equal the
            compound unit's (same code, same batches, same binary and threads: bitwise,
@@ -11,10 +11,16 @@ Usage: check_routed.py STORE
            compound's total_flops_saved_pct (relative 1e-12); timings positive and ordered
            (min ≤ median ≤ max, low ≤ saving ≤ high, tokens/s = tokens / seconds); the machine
            and kernels recorded.
+  export:  routed.json names the compound unit's layers, λ and gate variants; each surrogate is
+           the fit unit's W and b rounded to float32, bit for bit; each gate tensor is the gate
+           unit's stored chosen array; the gate computed by docs/methods.md's formula from the
+           exported tensors alone routes the captured eval X of its layer at the gates table's
+           share (rows within the float16 capture's bound of the threshold may fall either way).
 Exits 77 (skipped) without h5py and numpy.
 """
 import json
 import os
+import struct
 import sys
 
 try:
@@ -27,7 +33,7 @@ except ImportError as e:
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from unit_files import Unit, unit_paths  # noqa: E402
 
-store = sys.argv[1]
+store, exports = sys.argv[1], sys.argv[2]
 
 
 def fail(msg):
@@ -106,7 +112,88 @@ def check_speed():
     return count
 
 
-counts = {"speed": check_speed()}
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    types = {"F32": np.float32, "F64": np.float64}
+    return {name: np.frombuffer(raw[8 + n + t["data_offsets"][0]:8 + n + t["data_offsets"][1]],
+                                dtype=types[t["dtype"]]).reshape(t["shape"])
+            for name, t in header.items() if name != "__metadata__"}
+
+
+def logit(t, p, x):
+    """docs/methods.md, "Exported routed model", from the exported tensors alone; and per row how
+    far the live float32 X's logit can be from the float16-captured row's (as check_references.py)."""
+    s = (x - t[p + "gate.scaler.mean"]) / t[p + "gate.scaler.scale"]
+    scale = t[p + "gate.scaler.scale"]
+    if p + "gate.mlp.P" in t:
+        P, v = t[p + "gate.mlp.P"], t[p + "gate.mlp.v"]
+        z, sens = np.maximum(s @ P.T, 0) @ v + t[p + "gate.mlp.c"][0], np.abs(P).T @ np.abs(v)
+    elif p + "gate.pca.components" in t:
+        C, w = t[p + "gate.pca.components"], t[p + "gate.logistic.weight"]
+        z, sens = ((s - t[p + "gate.pca.mean"]) @ C.T) @ w + t[p + "gate.logistic.bias"][0], np.abs(C).T @ np.abs(w)
+    else:
+        w = t[p + "gate.logistic.weight"]
+        z, sens = s @ w + t[p + "gate.logistic.bias"][0], np.abs(w)
+    return z, 1.01 * ((np.abs(x) * 2.0**-11 + 2.0**-25) @ (sens / scale)) + 1e-9
+
+
+def captured_eval(capture_id, layer):
+    with Unit(f"{store}/units/{capture_id}.h5") as u:
+        n = int(u["arrays/capture/parts"][0])
+    xs = []
+    for part in range(n):
+        with h5py.File(f"{store}/activations/{capture_id}/eval/layer{layer}.part{part}.h5", "r") as f:
+            xs.append(f["X"][:].astype(np.float64))
+    return np.concatenate(xs)
+
+
+def check_export():
+    compound, gates, count = compound_units(), chosen_gates(), 0
+    for name in sorted(os.listdir(exports)):
+        with open(f"{exports}/{name}/routed.json") as f:
+            index = json.load(f)
+        t = read_safetensors(f"{exports}/{name}/{index['tensors']}")
+        model, corpus = index["model"], index["corpus"]
+        found = [v for k, v in compound.items() if k[:2] == (model, corpus) and v[3] == index["compound_unit"]]
+        if len(found) != 1:
+            fail(f"export {name}: {index['compound_unit']} is not a committed compound unit of {model}/{corpus}")
+        (row, prov, _, unit_id), = found
+        params = prov["params"]
+        if [r["layer"] for r in index["routed_layers"]] != params["layers"] or index["lambda"] != params["lambda"]:
+            fail(f"export {name}: layers/λ {index['routed_layers']} {index['lambda']}, compound {params}")
+        if index["compound_unit"] != unit_id or index["compound"]["delta_pct"] != row["delta_pct"]:
+            fail(f"export {name}: compound row {index['compound']}")
+        with Unit(f"{store}/units/{prov['deps'][0]}.h5") as fit:
+            for r in index["routed_layers"]:
+                group = f"arrays/surrogates/{model}/{corpus}/layer{r['layer']}"
+                (key,) = [f"{group}/{k}" for k in fit[group] if k.startswith("lambda=")
+                          and float(k[len("lambda="):]) == params["lambda"]]
+                W, b = fit[f"{key}/W"][:].astype(np.float32), fit[f"{key}/b"][:].astype(np.float32)
+                p = r["prefix"]
+                if not (np.array_equal(t[p + "surrogate.weight"], W.reshape(t[p + "surrogate.weight"].shape))
+                        and np.array_equal(t[p + "surrogate.bias"], b.reshape(-1))):
+                    fail(f"export {name}: layer {r['layer']}'s surrogate is not the fit's, rounded to float32")
+        for k, r in enumerate(index["routed_layers"]):
+            layer, p = r["layer"], r["prefix"]
+            with Unit(f"{store}/units/{prov['deps'][1 + k]}.h5") as g:
+                gkey = f"arrays/gates/{model}/{corpus}/layer{layer}/chosen"
+                for tensor, stored in ((n, n[len(p) + 5:].replace(".", "/")) for n in t if n.startswith(p + "gate.")):
+                    if not np.array_equal(t[tensor], g[f"{gkey}/{stored}"][:].reshape(t[tensor].shape)):
+                        fail(f"export {name}: {tensor} is not the stored {gkey}/{stored}")
+                gate_prov = json.loads(g.attrs["params"])
+            z, band = logit(t, p, captured_eval(gate_prov["deps"][0], layer))
+            lo, hi = 100 * np.mean(z - band > 0), 100 * np.mean(z + band > 0)
+            share = gates[(model, corpus, layer)]["pct_linear"]
+            if not lo - 1e-9 <= share <= hi + 1e-9:
+                fail(f"export {name} layer {layer}: the formula routes {lo:.3f}..{hi:.3f}%, the gate {share:.3f}%")
+        count += 1
+    return count
+
+
+counts = {"speed": check_speed(), "export": check_export()}
 if min(counts.values()) == 0:
     fail("nothing to check for " + ", ".join(k for k, v in counts.items() if v == 0))
 print("check_routed: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + " checked")
