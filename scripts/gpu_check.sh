@@ -11,9 +11,8 @@
 #      communicator (runtime.communicator nccl: the layout NCCL accepts on one GPU), against the
 #      same layout through MPI: tables within compare_stores.py's bounds, and every unit must
 #      record the backend it used; with two or more GPUs also a group of two ranks over NCCL;
-#   4. throughput: `linsweep eval` tokens/s on a random GPT-2-Large-shaped checkpoint (and a
-#      Llama-shaped one when bench/llama_checkpoint.py exists) in bfloat16 and float32 against
-#      transformers (skipped when not importable), same checkpoint, tokens and batch;
+#   4. throughput: `linsweep eval` tokens/s on a random GPT-2-Large-shaped checkpoint in
+#      bfloat16 and float32 against transformers (skipped when not importable), same checkpoint, tokens and batch;
 #   --bench adds: the 36-layer GPT-2-Large sweep (stats, fit, all_linear; 32,768 fit and eval
 #      tokens, context 1024) timed, and bench/paper_sweep_gpu.sh at a scale that fits.
 # Writes three files to OUT (what a device run brings back: few files): gpu_check.json (every
@@ -358,17 +357,6 @@ fi
 step "throughput: writing a random GPT-2 checkpoint ($label)"
 "$py" "$src/bench/gpt2_checkpoint.py" "$scratch/gpt2" "${shape[@]}" --tokens "$tokens" >"$work/checkpoint-gpt2.json"
 throughput gpt2 hf_gpt2_eval.py "$scratch/gpt2" "$tokens" "$batch" "$label"
-if [[ -f "$src/bench/llama_checkpoint.py" && -f "$src/bench/hf_llama_eval.py" ]]; then
-  if [[ $mode == cpu ]]; then
-    lshape=(--layers 2 --d 128 --heads 4 --kv-heads 2) llabel="Llama, 2 layers, d=128 (CPU stand-in)"
-  else
-    lshape=() llabel="Llama-3.2-1B shape (bench/llama_checkpoint.py's default)"
-  fi
-  step "throughput: writing a random Llama checkpoint ($llabel)"
-  "$py" "$src/bench/llama_checkpoint.py" "$scratch/llama" "${lshape[@]}" --tokens "$tokens" >"$work/checkpoint-llama.json"
-  throughput llama hf_llama_eval.py "$scratch/llama" "$tokens" "$batch" "$llabel"
-  rm -rf "$scratch/llama"
-fi
 
 # --- 5. benchmarks (--bench) -----------------------------------------------------------------
 if [[ $bench -eq 1 ]]; then
