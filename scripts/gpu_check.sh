@@ -165,14 +165,11 @@ for m in tiny-gpt2 tiny-neox tiny-neox-seq; do
 done
 r=$("$py" - "$work" "$dev" "$models" <<'EOF'
 import json, math, os, sys
-from numerics import bfloat16_forward_bound, forward_bound
+from numerics import bfloat16_forward_bound, config_shape, forward_bound
 work, dev, models = sys.argv[1:]
 out, ok = {"models": []}, True
 for m in ("tiny-gpt2", "tiny-neox", "tiny-neox-seq"):
-    c = json.load(open(f"{models}/{m}/config.json"))
-    layers = c.get("n_layer", c.get("num_hidden_layers"))
-    d = c.get("n_embd", c.get("hidden_size"))
-    shape = (layers, max(d, c.get("n_inner") or c.get("intermediate_size") or 4 * d))
+    shape = config_shape(f"{models}/{m}/config.json")
     load = lambda run: json.load(open(f"{work}/eval-{m}-{run}.json"))
     ref, row = load("cpu-float32"), {"model": m}
     for dtype in ("float32", "bfloat16"):
@@ -315,12 +312,9 @@ throughput() {  # throughput NAME HF_SCRIPT CKPT TOKENS BATCH LABEL: linsweep ev
   done
   r=$("$py" - "$work" "$name" "$have_hf" "$label" "$ckpt/config.json" <<'EOF'
 import json, math, os, sys
-from numerics import bfloat16_forward_bound, forward_bound
+from numerics import bfloat16_forward_bound, config_shape, forward_bound
 work, name, have_hf, label, config = sys.argv[1], sys.argv[2], sys.argv[3] == "true", sys.argv[4], sys.argv[5]
-c = json.load(open(config))
-layers = c.get("n_layer", c.get("num_hidden_layers"))
-d = c.get("n_embd", c.get("hidden_size"))
-shape = (layers, max(d, c.get("n_inner") or c.get("intermediate_size") or 4 * d))
+shape = config_shape(config)
 out, ok = {"checkpoint": label, "transformers": "used" if have_hf else "skipped: transformers is not importable"}, True
 targets = {"bfloat16": 1.5, "float32": 1.2}
 for dtype in ("bfloat16", "float32"):
