@@ -80,7 +80,7 @@ const TableDef<AllLinearRow>& all_linear_table() {
           .column("ci_low", &AllLinearRow::ci_low, "2.5% bootstrap quantile of delta_pct")
           .column("ci_high", &AllLinearRow::ci_high, "97.5% bootstrap quantile of delta_pct")
           .column("tokens", &AllLinearRow::tokens, "scored positions")
-          .added("family", &AllLinearRow::family, "the model's architecture (HF model_type: gpt2, gpt_neox)")
+          .added("family", &AllLinearRow::family, "the model's architecture (HF model_type)")
           .added("params", &AllLinearRow::params, "the model's parameter count (for the cross-scale table and figure)");
   return t;
 }

@@ -142,7 +142,7 @@ ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
   try {
     const ModelConfig c = read_model_config(ms.path);
     ms.layers = c.n_layers;
-    ms.max_positions = c.max_positions;
+    ms.max_positions = c.max_context();
   } catch (const Error& err) {
     ctx.fail(e.node["path"], e.field + ".path", err.what());
   }

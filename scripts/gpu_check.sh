@@ -11,8 +11,9 @@
 #      communicator (runtime.communicator nccl: the layout NCCL accepts on one GPU), against the
 #      same layout through MPI: tables within compare_stores.py's bounds, and every unit must
 #      record the backend it used; with two or more GPUs also a group of two ranks over NCCL;
-#   4. throughput: `linsweep eval` tokens/s on a random GPT-2-Large-shaped checkpoint in
-#      bfloat16 and float32 against transformers (skipped when not importable), same checkpoint, tokens and batch;
+#   4. throughput: `linsweep eval` tokens/s on random GPT-2-Large- and TinyLlama-shaped
+#      checkpoints in bfloat16 and float32 against transformers' AutoModelForCausalLM (skipped
+#      when not importable), same checkpoint, tokens and batch; PPL within the forward bounds;
 #   --bench adds: the 36-layer GPT-2-Large sweep (stats, fit, all_linear; 32,768 fit and eval
 #      tokens, context 1024) timed, and bench/paper_sweep_gpu.sh at a scale that fits.
 # Writes three files to OUT (what a device run brings back: few files): gpu_check.json (every
@@ -350,7 +351,18 @@ else
 fi
 step "throughput: writing a random GPT-2 checkpoint ($label)"
 "$py" "$src/bench/gpt2_checkpoint.py" "$scratch/gpt2" "${shape[@]}" --tokens "$tokens" >"$work/checkpoint-gpt2.json"
-throughput gpt2 hf_gpt2_eval.py "$scratch/gpt2" "$tokens" "$batch" "$label"
+throughput gpt2 hf_eval.py "$scratch/gpt2" "$tokens" "$batch" "$label"
+# The same on a Llama shape (RMSNorm, SwiGLU, rotary, grouped-query attention), stored in
+# bfloat16 to halve the write; float32 evaluation reads it widened on both sides.
+if [[ $mode == cpu ]]; then
+  shape=(--layers 2 --d 128 --heads 4 --kv-heads 2 --ff 352) label="Llama, 2 layers, d=128, 4 heads over 2 kv heads (CPU stand-in)"
+else
+  shape=() label="TinyLlama 1.1B shape (d=2048, 22 layers, 32 heads over 4 kv heads, d_ff 5632, vocab 32000)"
+fi
+step "throughput: writing a random Llama checkpoint ($label)"
+"$py" "$src/bench/llama_checkpoint.py" "$scratch/llama" "${shape[@]}" --dtype bfloat16 --tokens "$tokens" \
+  >"$work/checkpoint-llama.json"
+throughput llama hf_eval.py "$scratch/llama" "$tokens" "$batch" "$label"
 
 # --- 5. benchmarks (--bench) -----------------------------------------------------------------
 if [[ $bench -eq 1 ]]; then

@@ -34,7 +34,7 @@ at::ScalarType parse_compute_dtype(const std::string& name) {
 }
 
 std::shared_ptr<LanguageModel> build_model(const ModelConfig& config) {
-  return ArchitectureRegistry::instance().get(config.architecture, "model config").build(config);
+  return ArchitectureRegistry::instance().build(config, "model config");
 }
 
 LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
@@ -65,7 +65,7 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
                      " holds only " + std::to_string(stored) + " weights");
 
   torch::NoGradGuard no_grad;
-  auto model = arch.build(config);
+  auto model = ArchitectureRegistry::instance().build(config, dir + "/config.json");
   // The module goes to its device and dtype before the weights arrive: each tensor of the file
   // then travels once, in the dtype it is stored in, straight into its parameter (converted
   // there), so a model for a GPU, or in bfloat16, is never held whole in float32 on the host.
