@@ -1,4 +1,4 @@
-"""Writes small random pre-norm decoder checkpoints (Llama, Mistral, Qwen2, Gemma) in HF's file
+"""Writes small random pre-norm decoder checkpoints (Llama, Mistral, Qwen2, Gemma, StableLM) in HF's file
 layout (config.json, model.safetensors) in float32, bfloat16 and float16, and a token stream:
 
     make_decoder_fixtures.py OUT_DIR  ->  OUT_DIR/tiny-<arch>-<dtype>/, OUT_DIR/tokens.npy
@@ -57,6 +57,10 @@ def variants():
         ("qwen2", {**common, "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "num_attention_heads": 4,
                    "num_key_value_heads": 2, "intermediate_size": 160, "hidden_act": "silu", "rms_norm_eps": 1e-6,
                    "use_sliding_window": False, "sliding_window": 16, "tie_word_embeddings": True}),
+        ("stablelm", {**common, "architectures": ["StableLmForCausalLM"], "model_type": "stablelm",
+                      "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 160,
+                      "hidden_act": "silu", "layer_norm_eps": 1e-5, "partial_rotary_factor": 0.25,
+                      "use_qkv_bias": True, "tie_word_embeddings": False}),
         ("gemma", {**common, "architectures": ["GemmaForCausalLM"], "model_type": "gemma", "num_attention_heads": 4,
                    "num_key_value_heads": 1, "head_dim": 32, "intermediate_size": 128,
                    "hidden_act": "gelu_pytorch_tanh", "rms_norm_eps": 1e-6, "tie_word_embeddings": True}),
@@ -82,6 +86,7 @@ def weights(config, rng):
     gemma = c["model_type"] == "gemma"
     normal = lambda *shape, s=0.08: rng.normal(0, s, shape).astype(np.float32)  # noqa: E731
     norm = lambda: (normal(D, s=0.2) if gemma else 1 + normal(D, s=0.2))  # noqa: E731
+    stablelm = c["model_type"] == "stablelm"
     w = {"model.embed_tokens.weight": normal(VOCAB, D, s=0.1)}
     for layer in range(LAYERS):
         p = f"model.layers.{layer}."
@@ -89,15 +94,21 @@ def weights(config, rng):
         w[p + "self_attn.q_proj.weight"] = normal(heads * hd, D)
         w[p + "self_attn.k_proj.weight"] = normal(kv * hd, D)
         w[p + "self_attn.v_proj.weight"] = normal(kv * hd, D)
-        if c["model_type"] == "qwen2":
+        if stablelm:  # LayerNorm biases
+            w[p + "input_layernorm.bias"] = normal(D, s=0.2)
+        if c["model_type"] in ("qwen2", "stablelm"):
             for name, n in (("q", heads * hd), ("k", kv * hd), ("v", kv * hd)):
                 w[p + f"self_attn.{name}_proj.bias"] = normal(n, s=0.3)
         w[p + "self_attn.o_proj.weight"] = normal(D, heads * hd)
         w[p + "post_attention_layernorm.weight"] = norm()
+        if stablelm:
+            w[p + "post_attention_layernorm.bias"] = normal(D, s=0.2)
         w[p + "mlp.gate_proj.weight"] = normal(f, D, s=0.15)
         w[p + "mlp.up_proj.weight"] = normal(f, D, s=0.15)
         w[p + "mlp.down_proj.weight"] = normal(D, f, s=0.15)
     w["model.norm.weight"] = norm()
+    if stablelm:
+        w["model.norm.bias"] = normal(D, s=0.2)
     if not c["tie_word_embeddings"]:
         w["lm_head.weight"] = normal(VOCAB, D, s=0.1)
     return w

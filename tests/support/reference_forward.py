@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "BF16": np.uint16}
-DECODERS = ("llama", "mistral", "qwen2", "gemma")
+DECODERS = ("llama", "mistral", "qwen2", "gemma", "stablelm")
 
 
 def read_safetensors(path):
@@ -218,8 +218,9 @@ def _inverse_frequencies(c, dim, positions):
 
 class Decoder:
     """The pre-norm decoder of Llama (RMSNorm, SwiGLU, RoPE, grouped-query attention), with
-    Mistral (no biases), Qwen2 (q/k/v biases) and Gemma (RMSNorm times 1 + w, GeGLU with tanh
-    GELU, embedding times sqrt(d), tied head) as its variants."""
+    Mistral (no biases), Qwen2 (q/k/v biases), Gemma (RMSNorm times 1 + w, GeGLU with tanh
+    GELU, embedding times sqrt(d), tied head) and StableLM 2 (LayerNorm with bias, RoPE on the
+    first partial_rotary_factor of each head) as its variants."""
 
     def __init__(self, config, w):
         self.c, self.w = config, w
@@ -227,10 +228,14 @@ class Decoder:
         self.heads = config["num_attention_heads"]
         self.kv_heads = config.get("num_key_value_heads") or self.heads
         self.hd = config.get("head_dim") or config["hidden_size"] // self.heads
-        self.eps = config.get("rms_norm_eps", 1e-6)
+        self.stablelm = config["model_type"] == "stablelm"
+        self.eps = config.get("layer_norm_eps", 1e-5) if self.stablelm else config.get("rms_norm_eps", 1e-6)
+        self.rot = int(self.hd * config.get("partial_rotary_factor", 0.25 if self.stablelm else 1.0))
 
     def _norm(self, name, x):
         w = self.w[name]
+        if self.stablelm:
+            return _layer_norm(x, w, self.w[name.removesuffix("weight") + "bias"], self.eps)
         x = x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps)
         return x * (1 + w) if self.gemma else x * w
 
@@ -254,12 +259,13 @@ class Decoder:
         q = self._linear(p + "self_attn.q_proj", x).reshape(b, t, self.heads, self.hd).transpose(1, 2)
         k = self._linear(p + "self_attn.k_proj", x).reshape(b, t, self.kv_heads, self.hd).transpose(1, 2)
         v = self._linear(p + "self_attn.v_proj", x).reshape(b, t, self.kv_heads, self.hd).transpose(1, 2)
-        angles = torch.outer(torch.arange(t, dtype=torch.float64), _inverse_frequencies(self.c, self.hd, t))
-        cos, sin = angles.cos(), angles.sin()  # [T, hd/2]: pair i is (x_i, x_{i + hd/2})
+        r = self.rot
+        angles = torch.outer(torch.arange(t, dtype=torch.float64), _inverse_frequencies(self.c, r, t))
+        cos, sin = angles.cos(), angles.sin()  # [T, r/2]: pair i is (x_i, x_{i + r/2}) of the first r
 
         def rope(x):
-            x1, x2 = x[..., :self.hd // 2], x[..., self.hd // 2:]
-            return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
+            x1, x2, rest = x[..., :r // 2], x[..., r // 2:r], x[..., r:]
+            return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], -1)
 
         group = self.heads // self.kv_heads  # query head h reads key/value head h // group
         k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
