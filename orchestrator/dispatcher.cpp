@@ -211,13 +211,15 @@ class Dispatcher {
           {.event = "failed", .unit = u.id, .host = r.host, .rank = r.rank, .duration = r.duration, .error = error});
       log_unit(u, "attempt " + std::to_string(attempt) + " failed" + where_ran(r) + ": " + error);
     });
-    if (attempt <= spec_.runtime.retries) {
+    // Bad input (a split past the corpus end, a broken file) fails the same way every time.
+    const std::int64_t attempts = r.bad_input ? attempt : spec_.runtime.retries + 1;
+    if (attempt < attempts) {
       pending_.push_front(i);
     } else {
       failed_.insert(u.id);
       fail_dependents();
     }
-    progress_->finished(false, 0, failed_line(u, attempt, spec_.runtime.retries + 1, error));
+    progress_->finished(false, 0, failed_line(u, attempt, attempts, error));
   }
 
   // Units that depend on a failed unit fail too (transitively: the plan is in dependency order).
