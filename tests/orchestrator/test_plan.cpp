@@ -149,7 +149,7 @@ TEST_CASE("status: done, pending, rerun with its reason, and previous failures")
       CHECK(s.state == UnitState::kDone);
     } else {
       CHECK(s.state == UnitState::kRerun);
-      CHECK(s.reason == "spec changed: lambda");
+      CHECK(s.reason == "spec changed: lambda [0.01,0.1] → [0.5]");
     }
   }
 }
