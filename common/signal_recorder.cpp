@@ -7,7 +7,14 @@ namespace linsweep {
 namespace {
 
 volatile std::sig_atomic_t g_received = 0;  // written by the handler only
-extern "C" void on_recorded_signal(int sig) { g_received = sig; }
+extern "C" void on_recorded_signal(int sig) {
+  if (sig == SIGINT && g_received == SIGINT) {  // Ctrl-C twice: die of it now (both calls are signal-safe)
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  g_received = sig;
+}
 
 }  // namespace
 

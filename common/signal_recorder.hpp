@@ -13,6 +13,8 @@ namespace linsweep {
 // constructor clears the flag and the destructor restores the previous dispositions. A
 // handler can only write a sig_atomic_t, so there is one flag per process: recorders must
 // not overlap in time. received() is async-signal-safe and may be read from any thread.
+// A second SIGINT while the flag holds SIGINT (Ctrl-C twice) ends the process by that signal,
+// as if no recorder were installed: units already committed stay committed.
 class SignalRecorder {
  public:
   explicit SignalRecorder(std::initializer_list<int> signals);

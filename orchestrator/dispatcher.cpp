@@ -2,6 +2,7 @@
 #include "orchestrator/dispatcher.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "common/signal_recorder.hpp"
 #include "orchestrator/deadline_guard.hpp"
 #include "orchestrator/progress.hpp"
+#include "slurm/batch_script.hpp"
 #include "storage/store.hpp"
 
 namespace linsweep {
@@ -59,6 +61,14 @@ ProgressOptions progress_options(const RunOptions& options) {
 }
 
 int signal_received() { return SignalRecorder::received(); }
+
+// `s` bare when the shell reads it as one word unchanged, else single-quoted.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                       "0123456789_./-+=:,@%") == std::string::npos;
+  return plain ? s : shell_quote(s);
+}
 
 class Dispatcher {
  public:
@@ -111,9 +121,15 @@ class Dispatcher {
   void start_grace_on_signal() {
     if (signal_received() == 0 || grace_end_ != Clock::time_point{}) return;
     grace_end_ = Clock::now() + std::chrono::seconds(spec_.runtime.grace_seconds);
+    const std::string grace = std::to_string(spec_.runtime.grace_seconds) + " s";
+    if (signal_received() == SIGINT) {  // a person at a terminal: what happens now, and the way out
+      const std::string units =
+          running_.size() == 1 ? "the running unit" : "the " + std::to_string(running_.size()) + " running units";
+      progress_->note("run: stopping after " + units + "… (up to " + grace + "; Ctrl-C again to abort)", true);
+      return;
+    }
     progress_->note("run: signal " + std::to_string(signal_received()) + ": no new units; " +
-                        std::to_string(running_.size()) + " running get " +
-                        std::to_string(spec_.runtime.grace_seconds) + " s",
+                        std::to_string(running_.size()) + " running get " + grace,
                     true);
   }
 
@@ -141,6 +157,7 @@ class Dispatcher {
                    plan_.units.size(), already_, done_.size() - already_, failed_.size(),
                    interrupted ? ", interrupted" : "", spec_.store.c_str());
     if (!error.empty()) std::fprintf(stderr, "linsweep: %s\n", error.c_str());
+    if (interrupted) std::fprintf(stderr, "run: to continue: linsweep resume %s\n", shell_word(spec_.store).c_str());
     return code;
   }
 
