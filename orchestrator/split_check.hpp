@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "experiments/sweep.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/spec.hpp"
 
 namespace linsweep {
 
