@@ -125,7 +125,10 @@ class Dispatcher {
     if (signal_received() == SIGINT) {  // a person at a terminal: what happens now, and the way out
       const std::string units =
           running_.size() == 1 ? "the running unit" : "the " + std::to_string(running_.size()) + " running units";
-      progress_->note("run: stopping after " + units + "… (up to " + grace + "; Ctrl-C again to abort)", true);
+      progress_->note(running_.empty()
+                          ? "run: stopping (no unit is running)"
+                          : "run: stopping after " + units + "… (up to " + grace + "; Ctrl-C again to abort)",
+                      true);
       return;
     }
     progress_->note("run: signal " + std::to_string(signal_received()) + ": no new units; " +

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-SLEEP_S = 1.5  # each toy unit
+SLEEP_S = 4  # each toy unit: `status` takes seconds to start on a busy machine
 
 
 def wait_for(pred, what, timeout=60):
@@ -59,12 +59,14 @@ def main():
     st = json.loads(subprocess.run([test_bin, "status", store, "--json"], capture_output=True, text=True,
                                    check=True).stdout)
     assert st["live_run"] and f"pid {p.pid}" in st["live_run"], st["live_run"]
-    assert len(st["running"]) == 1 and st["running"][0].startswith("toy-"), st["running"]
     toy, after = st["by_kind"]["toy"], st["by_kind"]["toy_after"]
-    assert (toy["unfinished"], toy["pending"], toy["committed"]) == (1, 2, 0), toy  # the running unit once
-    assert (after["pending"], after["unfinished"]) == (1, 0), after
+    # Between two units nothing runs; otherwise the one running unit, counted once.
+    assert len(st["running"]) <= 1 and all(r.startswith("toy-") for r in st["running"]), st["running"]
+    assert toy["unfinished"] == len(st["running"]), toy
+    assert toy["committed"] + toy["pending"] + toy["unfinished"] + toy["failed"] == 3, toy
+    assert after["committed"] + after["pending"] + after["unfinished"] == 1, after
     text = subprocess.run([test_bin, "status", store], capture_output=True, text=True, check=True).stdout
-    assert f"live run: host " in text and f"pid {p.pid}" in text and "running: toy-" in text, text
+    assert "live run: host " in text and f"pid {p.pid}" in text, text
 
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
