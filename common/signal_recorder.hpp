@@ -17,7 +17,9 @@ namespace linsweep {
 // as if no recorder were installed: units already committed stay committed.
 class SignalRecorder {
  public:
-  explicit SignalRecorder(std::initializer_list<int> signals);
+  // `first_sigint_note` (a string that outlives the recorder, or null): written to stderr by the
+  // handler itself when the first SIGINT arrives, for a process whose one thread is busy then.
+  explicit SignalRecorder(std::initializer_list<int> signals, const char* first_sigint_note = nullptr);
   ~SignalRecorder();
   SignalRecorder(const SignalRecorder&) = delete;
   SignalRecorder& operator=(const SignalRecorder&) = delete;

@@ -89,6 +89,7 @@ class Dispatcher {
     while (!finished()) {
       start_grace_on_signal();
       std::optional<PoolEvent> event = pool_.next([&] {
+        start_grace_on_signal();  // at once, not after the running unit: the signal's note comes now
         progress_->tick();
         return grace_end_ != Clock::time_point{} && Clock::now() > grace_end_;
       });
