@@ -58,12 +58,20 @@ int run_status(const StatusArgs& a) {
     for (const auto& f : st.failures)
       j["failures"].push_back(
           {{"unit", f.unit}, {"host", f.host}, {"rank", f.rank}, {"attempts", f.attempts}, {"error", f.error}});
+    // While a run holds the store, its unfinished units are the ones it is running.
+    j["live_run"] = st.live_writer ? nlohmann::json(*st.live_writer) : nlohmann::json(nullptr);
+    j["running"] = st.live_writer ? nlohmann::json(st.unfinished) : nlohmann::json::array();
     j["slurm_jobs"] = jobs;
     if (!note.empty()) j["slurm_note"] = note;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   std::printf("store %s\n", a.store.c_str());
+  if (st.live_writer) {
+    std::printf("  live run: %s; running %zu unit%s\n", st.live_writer->c_str(), st.unfinished.size(),
+                st.unfinished.size() == 1 ? "" : "s");
+    for (const auto& id : st.unfinished) std::printf("    running: %s\n", id.c_str());
+  }
   std::printf("  %-12s %9s %10s %7s %7s %10s %10s %10s\n", "experiment", "committed", "superseded", "pending", "failed",
               "unfinished", "seconds", "tok/s");
   for (const auto& [k, c] : st.by_kind)
@@ -95,8 +103,10 @@ void add_status_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<StatusArgs>();
   CLI::App* cmd =
       root.add_subcommand("status",
-                          "Committed, failed and unfinished units of a store by experiment, failures with "
-                          "their messages, and throughput (from the journal); for stores submitted to Slurm, "
+                          "Committed, pending, failed and unfinished units of a store by experiment (each unit "
+                          "counted once), failures with their messages, and throughput (from the journal); "
+                          "whether a run writes the store now, and which units it is running; for stores "
+                          "submitted to Slurm, "
                           "every recorded job with the scheduler's state (squeue, scontrol, sacct) and its units.");
   add_store_argument(cmd, &args->store);
   cmd->add_flag("--json", args->json, "print JSON");

@@ -266,6 +266,10 @@ def main():
     spec("bad_context_short", context=1)
     spec("bad_split_start", splits={"fit": {"start": -1, "tokens": 256}, "eval": {"start": 256, "tokens": 256}})
     spec("bad_split_tokens", splits={"fit": {"start": 0, "tokens": 0}, "eval": {"start": 256, "tokens": 256}})
+    # A split past the end of a corpus's stream: refused by `plan` and before `run` creates a store.
+    spec("bad_split_past_end_npy", splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 99744}})
+    spec("bad_split_past_end_text", corpora=[{"name": "prose", "path": "../corpora/good.txt", "format": "text"}],
+         splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 99744}})
     for key, value in (("batch", 0), ("ranks_per_group", 0), ("retries", -1), ("grace_seconds", -1), ("threads", -1)):
         spec(f"bad_runtime_{key}", runtime={"device": "cpu", key: value})
     for key, value in (("nodes", 0), ("tasks_per_node", 0), ("gpus_per_node", -1), ("cpus_per_task", -1),

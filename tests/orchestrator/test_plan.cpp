@@ -149,7 +149,9 @@ TEST_CASE("status: done, pending, rerun with its reason, and previous failures")
       CHECK(s.state == UnitState::kDone);
     } else {
       CHECK(s.state == UnitState::kRerun);
-      CHECK(s.reason == "spec changed: lambda");
+      // Old and new values, as each unit holds them: the fit's λ grid, all_linear's one λ.
+      CHECK(s.reason ==
+            (s.unit->kind == "fit" ? "spec changed: lambda [0.01,0.1] → [0.5]" : "spec changed: lambda 0.01 → 0.5"));
     }
   }
 }

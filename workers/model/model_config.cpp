@@ -112,6 +112,8 @@ ModelConfig model_config(const std::string& architecture, const ModelShape& shap
 ModelConfig read_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
   if (!is_regular_file(path)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) throw ModelError(dir + ": does not exist");
     if (!is_directory(dir)) throw ModelError(dir + ": not a model directory");
     throw ModelError(path + ": missing (not an HF model directory)");
   }
