@@ -59,8 +59,14 @@ struct AllLinearUnitParams {
   std::optional<Split> select;  // the spec's select split, when it has one: the cost that orders progressive
 };
 void to_json(nlohmann::json& j, const AllLinearUnitParams& p) {
-  j = {{"split", p.split},   {"context", p.context},           {"layers", p.layers}, {"lambda", p.lambda},
-       {"bootstrap", p.bootstrap}, {"seed", p.seed}, {"prefix_cache", p.prefix_cache}, {"format", p.format}};
+  j = {{"split", p.split},
+       {"context", p.context},
+       {"layers", p.layers},
+       {"lambda", p.lambda},
+       {"bootstrap", p.bootstrap},
+       {"seed", p.seed},
+       {"prefix_cache", p.prefix_cache},
+       {"format", p.format}};
   if (p.select) j["select"] = *p.select;
 }
 void from_json(const nlohmann::json& j, AllLinearUnitParams& p) {
@@ -126,8 +132,9 @@ const ExperimentRegistrar kAllLinear{make_experiment<AllLinearParams>(
 
 // Per-window NLL sums of the windows `w`: nll[0·count + i] with every MLP, nll[(1 + k)·count + i]
 // with the surrogate `maps[k]` at layers[k]; windows sharded over the group and summed.
-std::vector<double> substituted_nll(const ExperimentInput& in, const Windows& w, const std::vector<std::int64_t>& layers,
-                                    const std::vector<AffineMap>& maps, bool prefix_cache) {
+std::vector<double> substituted_nll(const ExperimentInput& in, const Windows& w,
+                                    const std::vector<std::int64_t>& layers, const std::vector<AffineMap>& maps,
+                                    bool prefix_cache) {
   LanguageModel& model = *in.model;
   check_windows(model, w);
   const std::size_t L = layers.size();
@@ -236,8 +243,8 @@ std::map<LayerKey, ChosenGate> chosen_gates(const TableSet& tables) {
   for (std::size_t i = 0; i < g.size(); ++i)
     if (g.number(i, "selected") == 1)
       out[{g.text(i, "model"), g.text(i, "corpus"), static_cast<std::int64_t>(g.number(i, "layer"))}] = {
-          g.text(i, "gate"),         g.number(i, "delta_pct"),  g.number(i, "ci_low"),
-          g.number(i, "ci_high"),    g.number(i, "pct_linear"), select ? g.number(i, "select_delta_pct") : NAN};
+          g.text(i, "gate"),      g.number(i, "delta_pct"),  g.number(i, "ci_low"),
+          g.number(i, "ci_high"), g.number(i, "pct_linear"), select ? g.number(i, "select_delta_pct") : NAN};
   return out;
 }
 
@@ -338,7 +345,9 @@ ReportTable cross_scale_table(
       if (g == gates.end()) continue;
       share += g->second.pct_linear, ++gated;
       // Chosen on the select split; the eval Δ% only reports (a layer without one never wins).
-      const auto key = [](const ChosenGate& c) { return std::isfinite(c.select_delta_pct) ? c.select_delta_pct : INFINITY; };
+      const auto key = [](const ChosenGate& c) {
+        return std::isfinite(c.select_delta_pct) ? c.select_delta_pct : INFINITY;
+      };
       if (best == nullptr || key(g->second) < key(*best)) best = &g->second, best_layer = r->layer;
     }
     t.rows.push_back({key->first, any.family, parameters_cell(any.params), key->second, num(any.ppl_base, 6),

@@ -3,8 +3,8 @@
 // eval corpus right after each replacement and after its steps. Each surrogate is refitted on
 // the model as it is then (earlier layers linearized, weights fine-tuned so far), or taken
 // frozen from the untouched model's fit. The order is given, or cheapest first by the sweep's
-// own all-linear Δ% on the select split (never eval's), or middle-out. A control unit (the same steps, nothing linearized) runs
-// beside every progressive unit.
+// own all-linear Δ% on the select split (never eval's), or middle-out. A control unit (the same steps, nothing
+// linearized) runs beside every progressive unit.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -108,8 +108,7 @@ void expand_progressive(const ProgressiveParams& p, PlanBuilder& b) {
     if (u.surrogates == "refit") u.fit = b.split("fit").get<Split>();
     std::vector<std::string> deps = {b.provide("fit", m, corpus, {{"training", true}})};
     // Cheapest first needs a split that chooses: the select split's all-linear costs.
-    const std::string all_linear =
-        p.order.empty() && b.has_split("select") ? all_linear_unit(b, m.name, corpus) : "";
+    const std::string all_linear = p.order.empty() && b.has_split("select") ? all_linear_unit(b, m.name, corpus) : "";
     if (!all_linear.empty()) u.order_by = "all_linear", deps.push_back(all_linear);
     const auto inputs = training_inputs(b, m, corpus, u.common);
     if (p.control) {
@@ -148,7 +147,7 @@ std::vector<std::int64_t> cheapest_first(std::vector<std::int64_t> layers, const
     if (t.name != "all_linear") continue;
     const int layer = t.column_index("layer"), pct = t.column_index("select_delta_pct");
     if (layer < 0) throw InputError(unit_id + ": the all_linear unit has no layer column");
-    if (pct < 0) continue;  // written before the select split was measured: no order from it
+    if (pct < 0) continue;       // written before the select split was measured: no order from it
     for (const Row& r : t.rows)  // a NaN Δ% counts as not measured: it has no place in an order
       if (const double v = std::get<double>(r[pct]); std::isfinite(v)) delta[std::get<std::int64_t>(r[layer])] = v;
   }
