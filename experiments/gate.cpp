@@ -17,6 +17,7 @@
 #include "common/errors.hpp"
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
+#include "experiments/degenerate.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/fit_units.hpp"
 #include "experiments/gate_model.hpp"
@@ -107,6 +108,7 @@ struct GateRow {
   std::int64_t auc_pick = 0;
   double random_delta_pct = 0, random_ci_low = 0, random_ci_high = 0;
   double auc_ci_low = 0, auc_ci_high = 0;
+  std::string flag;
 };
 
 const TableDef<GateRow>& gates_table() {
@@ -136,7 +138,10 @@ const TableDef<GateRow>& gates_table() {
           .added("random_ci_low", &GateRow::random_ci_low)
           .added("random_ci_high", &GateRow::random_ci_high)
           .added("auc_ci_low", &GateRow::auc_ci_low, "95% bootstrap interval of `auc`, hold-out windows resampled")
-          .added("auc_ci_high", &GateRow::auc_ci_high);
+          .added("auc_ci_high", &GateRow::auc_ci_high)
+          .added("flag", &GateRow::flag,
+                 "why the row is not a measurement: constant labels, an undefined AUC, routing none or all (\"\": "
+                 "it is)");
   return t;
 }
 const TableRegistrar kGatesTable{gates_table().schema()};
@@ -306,7 +311,8 @@ UnitResult run_gate(const ExperimentInput& in) {
   const LabelledRows labelled = read_labelled(in, layer, {p.holdout, seed, p.holdout_by});
   const auto& [gate_rows, threshold, labels, hs] = labelled;
   const at::Tensor x_train = rows_of(gate_rows.x, hs.train), x_hold = rows_of(gate_rows.x, hs.holdout);
-  const at::Tensor y_train = label_tensor(rows_of(labels, hs.train));
+  const std::vector<std::uint8_t> train_labels = rows_of(labels, hs.train);
+  const at::Tensor y_train = label_tensor(train_labels);
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);
   const CapturedRows select_rows = read_captured(in.store, capture, "select", layer);
   const std::vector<std::uint8_t> y_select = gate_labels(select_rows.delta, threshold);
@@ -393,7 +399,8 @@ UnitResult run_gate(const ExperimentInput& in) {
                     .random_ci_low = random.ci_low,
                     .random_ci_high = random.ci_high,
                     .auc_ci_low = auc_interval[v].first,
-                    .auc_ci_high = auc_interval[v].second});
+                    .auc_ci_high = auc_interval[v].second,
+                    .flag = gate_flag(train_labels, auc[v], 100.0 * eval.routed[v] / tokens)});
     gates[v].save(out, key + "/" + variants[v].name());
   }
   std::vector<GateCurveRow> curve;
@@ -481,13 +488,13 @@ void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   ReportTable per_layer{"gates_per_layer",
                         "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
                         {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL",
-                         "Δ% [95% CI]", "random at its share: Δ% [95% CI]"},
+                         "Δ% [95% CI]", "random at its share: Δ% [95% CI]", "flag"},
                         {},
                         kZeroNote};
   for (const auto& r : rows)
     per_layer.rows.push_back({r.model, r.corpus, std::to_string(r.layer), r.gate + (r.selected == 1 ? " *" : ""),
                               std::to_string(r.params), num(r.auc, 3), num(r.select_auc, 3), pct(r.pct_linear),
-                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high), random_cell(r)});
+                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high), random_cell(r), r.flag});
   out->push_back(std::move(per_layer));
   cost_vs_share_table(tables, rows, out);
 }
