@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import int_options, to_bfloat16_bits, write_safetensors  # noqa: E402
+from benchlib import int_options, write_random_checkpoint  # noqa: E402
 
 
 def tensor_list(a):
@@ -56,22 +56,8 @@ def main():
               "torch_dtype": a.dtype}
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
-    tensors = tensor_list(a)
-    rng = np.random.default_rng(a.seed)
-
-    def blobs():
-        for i, (_, shape, std) in enumerate(tensors):
-            x = np.ones(shape, np.float32) if std is None else rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
-            yield (x if a.dtype == "float32" else to_bfloat16_bits(x)).tobytes()
-            if i % 27 == 0:
-                print(f"llama_checkpoint: {i + 1}/{len(tensors)} tensors", file=sys.stderr)
-
-    size = write_safetensors(os.path.join(a.out, "model.safetensors"), [(n, s) for n, s, _ in tensors],
-                             "F32" if a.dtype == "float32" else "BF16", blobs(), metadata={"format": "pt"})
-    params = sum(int(np.prod(s)) for _, s, _ in tensors)
-    if a.tokens:
-        ids = rng.integers(0, a.vocab, a.tokens)
-        np.save(os.path.join(a.out, "tokens.npy"), ids.astype(np.uint16 if a.vocab <= 65536 else np.int64))
+    params, size = write_random_checkpoint(a.out, tensor_list(a), a.dtype, np.random.default_rng(a.seed), a.tokens,
+                                           a.vocab, "llama_checkpoint")
     print(json.dumps({"dir": a.out, "parameters": params, "bytes": size, "dtype": a.dtype}))
 
 

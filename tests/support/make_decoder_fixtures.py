@@ -11,35 +11,24 @@ and biases away from 0, so that a loader that skips one is caught.
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from benchlib import to_bfloat16_bits, write_safetensors  # noqa: E402
+
 VOCAB, D, LAYERS = 512, 64, 2
 
 
-def to_bf16(a):
-    """Round-to-nearest-even float32 -> bfloat16 bits (uint16)."""
-    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    return u.astype(np.uint16)
-
-
-def write_safetensors(path, tensors, dtype):
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors.items():
+def write_checkpoint(path, tensors, dtype):
+    """tensors {name: float32 array} as a safetensors file of dtype F32, F16 or BF16."""
+    def blob(a):
         if dtype == "BF16":
-            raw = to_bf16(a).tobytes()
-        else:
-            raw = a.astype(np.float32 if dtype == "F32" else np.float16).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+            return to_bfloat16_bits(a.astype(np.float32)).tobytes()
+        return a.astype(np.float32 if dtype == "F32" else np.float16).tobytes()
+
+    write_safetensors(path, [(n, a.shape) for n, a in tensors.items()], dtype, (blob(a) for a in tensors.values()))
 
 
 def variants():
@@ -123,7 +112,7 @@ def main(out):
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump(c, f, indent=2)
-            write_safetensors(os.path.join(d, "model.safetensors"), weights(c, rng), SAFETENSORS_DTYPE[dtype])
+            write_checkpoint(os.path.join(d, "model.safetensors"), weights(c, rng), SAFETENSORS_DTYPE[dtype])
     # A stream with repeats (so that fits and gates have something to learn), every id < VOCAB.
     base = rng.integers(3, VOCAB, 64)
     stream = np.concatenate([rng.permutation(base) if i % 3 else rng.integers(3, VOCAB, 64) for i in range(96)])
