@@ -46,7 +46,7 @@ def architecture_names(src):
         for name in os.listdir(folder):
             if name.endswith(".cpp"):
                 text = open(os.path.join(folder, name), encoding="utf-8").read()
-                names |= set(re.findall(r'(?:a\.name|v\.model_type) = "([a-z0-9_]+)"', text))
+                names |= set(re.findall(r'(?:a\.name = |decoder_variant\()"([a-z0-9_]+)"', text))
     return names
 
 

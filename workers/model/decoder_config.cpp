@@ -144,6 +144,21 @@ std::int64_t count_decoder_parameters(const ModelConfig& c) {
 
 }  // namespace
 
+DecoderVariant decoder_variant(const char* model_type, const char* hf_class) {
+  DecoderVariant v;
+  v.model_type = model_type;
+  v.hf_class = hf_class;
+  ModelConfig& d = v.defaults;
+  d.norm = NormKind::kRmsNorm;
+  d.activation = Activation::kSilu;
+  d.gated_mlp = true;
+  d.mlp_bias = d.attention_bias = d.attention_out_bias = false;
+  d.max_positions = 2048;
+  d.layer_norm_eps = 1e-6;
+  d.rotary_base = 10000.0;
+  return v;
+}
+
 Architecture decoder_architecture(const DecoderVariant& v) {
   Architecture a;
   a.name = v.model_type;

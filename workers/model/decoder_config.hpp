@@ -29,6 +29,12 @@ struct DecoderVariant {
   bool out_bias_follows_attention_bias = true;
 };
 
+// A variant named `model_type` (written as `hf_class`) with Llama's defaults, which each
+// relative then changes where its config class differs: RMSNorm (eps 1e-6), a gated MLP with
+// SiLU, no biases, rotary base 10000 on every dimension, 2048 positions, untied head, no
+// sliding window, every shared key read as spelled.
+DecoderVariant decoder_variant(const char* model_type, const char* hf_class);
+
 // The Architecture of `v`: body "decoder"; config.json read in the 4.x and 5.x forms
 // (rope_theta/rope_scaling/torch_dtype or rope_parameters/dtype) from one field table and
 // written in the 5.x form; the parameter count; roles by the shared tensor names. Reading

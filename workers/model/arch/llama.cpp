@@ -5,19 +5,7 @@
 namespace linsweep {
 namespace {
 
-DecoderVariant llama() {
-  DecoderVariant v;
-  v.model_type = "llama";
-  v.hf_class = "LlamaForCausalLM";
-  v.defaults.norm = NormKind::kRmsNorm;
-  v.defaults.activation = Activation::kSilu;
-  v.defaults.gated_mlp = true;
-  v.defaults.mlp_bias = v.defaults.attention_bias = false;
-  v.defaults.max_positions = 2048;
-  v.defaults.layer_norm_eps = 1e-6;
-  v.defaults.rotary_base = 10000.0;
-  return v;
-}
+DecoderVariant llama() { return decoder_variant("llama", "LlamaForCausalLM"); }
 
 const ArchitectureRegistrar kLlama{decoder_architecture(llama())};
 

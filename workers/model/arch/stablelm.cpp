@@ -7,20 +7,14 @@ namespace linsweep {
 namespace {
 
 DecoderVariant stablelm() {
-  DecoderVariant v;
-  v.model_type = "stablelm";
-  v.hf_class = "StableLmForCausalLM";
+  DecoderVariant v = decoder_variant("stablelm", "StableLmForCausalLM");
   v.fixed_keys = {"mlp_bias"};
   v.renamed_keys = {{"rms_norm_eps", "layer_norm_eps"}, {"attention_bias", "use_qkv_bias"}};
   v.out_bias_follows_attention_bias = false;
   v.defaults.norm = NormKind::kLayerNorm;
-  v.defaults.activation = Activation::kSilu;
-  v.defaults.gated_mlp = true;
-  v.defaults.mlp_bias = v.defaults.attention_bias = v.defaults.attention_out_bias = false;
   v.defaults.rotary_pct = 0.25;
   v.defaults.max_positions = 4096;
   v.defaults.layer_norm_eps = 1e-5;
-  v.defaults.rotary_base = 10000.0;
   return v;
 }
 
