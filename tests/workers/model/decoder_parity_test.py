@@ -46,7 +46,7 @@ def model_dirs(src, scratch):
 
 def linsweep_nll(binary, model, tokens):
     out = subprocess.run([binary, "eval", "--model", model, "--corpus", tokens, "--tokens", str(TOKENS), "--context",
-                          str(CONTEXT), "--threads", "2", "--json"], capture_output=True, text=True)
+                          str(CONTEXT), "--json"], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"{model}: linsweep eval failed ({out.returncode}): {out.stderr.strip()}")
     j = json.loads(out.stdout)
