@@ -45,10 +45,10 @@ int run_eval(const EvalArgs& a) {
     if (!eos && lm.config().eos_token_id) eos = static_cast<TokenId>(*lm.config().eos_token_id);
   }
   const auto stream = read_token_stream(a.corpus, format, tok.get(), eos);
-  const std::int64_t context = a.context > 0 ? a.context : std::min<std::int64_t>(lm.config().max_positions, 1024);
-  if (context > lm.config().max_positions)
-    throw InputError("--context " + std::to_string(context) + " is longer than the model's " +
-                     std::to_string(lm.config().max_positions) + " positions (" + a.model + "/config.json)");
+  const std::int64_t context = a.context > 0 ? a.context : std::min<std::int64_t>(lm.config().max_context(), 1024);
+  if (context > lm.config().max_context())
+    throw InputError("--context " + std::to_string(context) + " is longer than " + context_limit(lm.config()) + " (" +
+                     a.model + "/config.json)");
   Split split{a.start, a.tokens >= 0 ? a.tokens : static_cast<std::int64_t>(stream.size()) - a.start};
   const Windows windows = make_windows(stream, split, context, a.corpus);
 
