@@ -484,7 +484,7 @@ class Page(html.parser.HTMLParser):
             check(not v.startswith(("http:", "https:", "//")), f"index.html refers to the network: {v}")
 
 
-def check_page(out, j, store):
+def check_page(binary, out, j, store):
     text = open(f"{out}/index.html", encoding="utf-8").read()
     page = Page()
     page.feed(text)
@@ -502,7 +502,11 @@ def check_page(out, j, store):
     check(run["spec"] in text, "provenance: the spec path from run.json is missing")
     hosts = {json.loads(l).get("host") for l in open(f"{store}/journal.jsonl") if l.startswith("{")}
     check(all(h in text for h in hosts if h), f"provenance: hosts {hosts} missing")
-    committed = len(unit_paths(store))
+    # The units of the store's current plan (a rerun with other parameters leaves the old units'
+    # files beside them): linsweep status's count, no more than the files.
+    committed = json.loads(subprocess.run([binary, "status", store, "--json"], capture_output=True, text=True,
+                                          check=True).stdout)["committed"]
+    check(0 < committed <= len(unit_paths(store)), f"status: {committed} committed for {len(unit_paths(store))} files")
     check(f"{committed} committed" in text, f"provenance: '{committed} committed' missing")
     check("<script" not in text, "index.html has a script")
     checked.append(f"{out}/index.html: {page.svgs} figures inline, {len(csvs)} CSV links, {len(page.links)} links resolve")
@@ -541,11 +545,11 @@ def main():
     check_token_features(out, measure, src)
     check_tables(out, measure)
     check_speed(out, measure)
-    check_page(out, j, measure)
+    check_page(binary, out, j, measure)
     out = f"{work}/training"
     j = report(binary, training, out)
     check_training(out, training)
-    check_page(out, j, training)
+    check_page(binary, out, j, training)
     check_brown(binary, src, work)
     for line in checked:
         print(line)
