@@ -412,7 +412,7 @@ int run_demo(const DemoOptions& o) {
                   o.started_at > 0 ? fmt::format("; {} since scripts/demo.sh started (set-up and build included)",
                                                  duration_text(since))
                                    : ""));
-  say("  models:   " + p.models + "/{gpt2,neox}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
+  say("  models:   " + p.models + "/{gpt2,neox,llama}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
   say("  store:    " + p.store);
   say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
   say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));
