@@ -42,9 +42,10 @@ struct ExperimentInput {
   StoreLayout store;
   // Every corpus of the spec by name (training experiments evaluate on several).
   std::map<std::string, CorpusRef> corpora;
-  // The runtime's device request ("auto", "cpu", "cuda:N"), for kinds that load their own copy
-  // of the model (training).
+  // The runtime's device request ("auto", "cpu", "cuda:N") and compute dtype (runtime.dtype),
+  // for kinds that load their own copy of the model (training).
   std::string device = "auto";
+  std::string dtype = "float32";
   // True once the run was asked to stop (SIGUSR1/SIGTERM/SIGINT). Long units (training) check
   // it, save a checkpoint and throw InterruptedError; may be empty.
   std::function<bool()> stop_requested;

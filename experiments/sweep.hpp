@@ -54,6 +54,7 @@ struct RuntimeSpec {
   std::int64_t threads = 0;        // 0: cores / local ranks
   bool groups_span_nodes = false;  // worker groups of several ranks may span nodes (else refused)
   std::string activation_dtype = "float16";
+  std::string communicator = "auto";  // auto | mpi | nccl (orchestrator/group_backend.hpp)
 };
 
 struct Sweep {

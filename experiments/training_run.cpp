@@ -70,7 +70,8 @@ TableDef<TrainingEvalRow> training_eval_table(const std::string& name, const std
 TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
   read_training_common(in.params, common_);
   // A private float32 copy: training must not touch the runner's cached model, and master
-  // weights stay float32 whatever the spec's compute dtype (bf16 autocast on GPUs).
+  // weights stay float32 whatever the spec's compute dtype (a bfloat16 dtype trains under
+  // bf16 autocast on GPUs: use_trainer).
   loaded_ = load_model(in.model_path, ModelOptions{in.device, "float32"});
   loaded_.model->train();
   for (auto& p : loaded_.model->parameters()) p.set_requires_grad(false);
@@ -154,7 +155,9 @@ std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& 
 void TrainingRun::use_trainer(const std::string& id, std::vector<NamedParameter> params,
                               const TrainerOptions& options) {
   trainer_id_ = id;
-  trainer_ = std::make_unique<Trainer>(*loaded_.model, std::move(params), train_, options, in_.group);
+  TrainerOptions o = options;
+  o.bf16_autocast = in_.dtype == "bfloat16";
+  trainer_ = std::make_unique<Trainer>(*loaded_.model, std::move(params), train_, o, in_.group);
 }
 
 std::shared_ptr<SoftGate> TrainingRun::add_gate(std::int64_t layer, std::int64_t hidden, double bias,

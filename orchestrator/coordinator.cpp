@@ -11,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/signal_recorder.hpp"
 #include "orchestrator/dispatcher.hpp"
+#include "orchestrator/group_backend.hpp"
 #include "orchestrator/mpi_messages.hpp"
 #include "orchestrator/sweep_setup.hpp"
 #include "orchestrator/worker_loop.hpp"
@@ -58,6 +59,8 @@ void check_layout(const SweepSpec& spec, const std::string& spec_path, int size,
                     " (ranks are placed by slot, and rank 0, the coordinator, takes one on the first node): use groups "
                     "of one rank across nodes, or set runtime.groups_span_nodes: true to let groups all-reduce across "
                     "nodes");
+  if (const std::string why = communicator_unavailable(spec.runtime); !why.empty())
+    throw SpecError(spec_path + ": " + why);
 }
 
 // Rank 0 sets the sweep up; the outcome (the plan, or the error every rank exits with) is what
@@ -113,11 +116,11 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
     const SweepSpec& spec = rank == 0 ? setup->spec : *worker_spec;
     const int rpg = static_cast<int>(spec.runtime.ranks_per_group);
     configure_threads(options.threads > 0 ? options.threads : static_cast<int>(spec.runtime.threads));
-    // NCCL for groups of several ranks when GPUs are visible and the spec does not pin the CPU;
-    // the coordinator and one-rank groups never all-reduce, so they take no GPU context.
-    const bool nccl_ok = rank != 0 && rpg > 1 && spec.runtime.device != "cpu";
-    auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, nccl_ok ? "auto" : "mpi");
-    if (rank != 0) return run_worker_loop(spec, worker_plan, rank, rpg, *group);
+    // Splitting is collective over every rank; the coordinator and groups that do not
+    // all-reduce take MPI's, which needs no GPU context.
+    const std::string backend = rank == 0 ? "" : group_backend(spec.runtime, rpg);
+    auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, backend.empty() ? "mpi" : backend);
+    if (rank != 0) return run_worker_loop(spec, worker_plan, rank, rpg, backend.empty() ? nullptr : group.get());
     MpiPool pool((size - 1) / rpg, rpg);
     return dispatch_sweep(setup->spec, setup->plan, setup->status, setup->store, pool, options);
   } catch (const std::exception& e) {

@@ -421,7 +421,7 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
     const YAML::Node r = root["runtime"];
     only_keys(ctx, r, "runtime",
               {"device", "dtype", "batch", "ranks_per_group", "retries", "grace_seconds", "threads", "activation_dtype",
-               "groups_span_nodes"});
+               "groups_span_nodes", "communicator"});
     if (r["device"]) spec.runtime.device = get_string(ctx, r["device"], "runtime.device");
     if (r["dtype"]) spec.runtime.dtype = get_string(ctx, r["dtype"], "runtime.dtype");
     if (spec.runtime.dtype != "float32" && spec.runtime.dtype != "bfloat16" && spec.runtime.dtype != "float16")
@@ -440,6 +440,10 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
     if (spec.runtime.activation_dtype != "float16" && spec.runtime.activation_dtype != "float32" &&
         spec.runtime.activation_dtype != "bfloat16")
       ctx.fail(r["activation_dtype"], "runtime.activation_dtype", "expected float16, float32 or bfloat16");
+    if (r["communicator"]) spec.runtime.communicator = get_string(ctx, r["communicator"], "runtime.communicator");
+    const std::string& c = spec.runtime.communicator;
+    if (c != "auto" && c != "mpi" && c != "nccl")
+      ctx.fail(r["communicator"], "runtime.communicator", "expected auto, mpi or nccl");
     const std::string& d = spec.runtime.device;
     if (d != "auto" && d != "cpu" && d != "cuda" && d.rfind("cuda:", 0) != 0)
       ctx.fail(r["device"], "runtime.device", "expected auto, cpu, cuda or cuda:N");

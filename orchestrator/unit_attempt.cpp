@@ -29,7 +29,8 @@ AttemptOutcome attempt_unit(UnitExecutor& executor, const Unit& unit, std::size_
   r.rank = context.rank;
   const auto t0 = std::chrono::steady_clock::now();
   const double started = unix_now();
-  const bool shared = context.group != nullptr;
+  // Only a group of several ranks has other ranks that may wait in a collective.
+  const bool shared = context.group != nullptr && context.group->size() > 1;
   bool computed = false;  // the unit's collectives are over
   try {
     UnitResult result = executor.run(unit, store, context.group);
@@ -37,7 +38,8 @@ AttemptOutcome attempt_unit(UnitExecutor& executor, const Unit& unit, std::size_
     result.provenance = {.version = linsweep_version(),
                          .host = context.host,
                          .rank = context.rank,
-                         .group_ranks = shared ? context.group->size() : 1,
+                         .group_ranks = context.group != nullptr ? context.group->size() : 1,
+                         .communicator = context.group != nullptr ? context.group->backend() : "none",
                          .started = started,
                          .finished = unix_now()};
     if (context.leader) r.staged = store.stage(result, context.rank);

@@ -14,7 +14,7 @@ class UnitExecutor;
 struct Unit;
 
 struct AttemptContext {
-  Communicator* group = nullptr;  // the unit's worker group when it has several ranks, else null
+  Communicator* group = nullptr;  // the unit's worker group when it all-reduces, else null
   bool leader = true;             // this rank stages the result (the group's rank 0)
   int rank = 0;                   // this rank in MPI_COMM_WORLD (0 in one process)
   std::string host;               // this rank's host name

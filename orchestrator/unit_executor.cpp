@@ -30,6 +30,7 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
   in.group = group;
   in.store = store.layout();
   in.device = spec_.runtime.device;
+  in.dtype = spec_.runtime.dtype;
   in.stop_requested = stop_check_;
   for (const auto& x : spec_.corpora) in.corpora[x.name] = {x.path, x.format};
   for (const auto& d : u.deps) in.deps.push_back(store.read_unit(d));

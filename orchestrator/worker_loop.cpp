@@ -30,14 +30,14 @@ namespace {
 
 }  // namespace
 
-int run_worker_loop(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator& group) {
+int run_worker_loop(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator* group) {
   const int g = (rank - 1) / rpg;
   const Store store = Store::open_read(spec.store);
   UnitExecutor executor(spec);
   executor.set_stop_check([] { return SignalRecorder::received() != 0; });
   AttemptContext context;
-  context.group = rpg > 1 ? &group : nullptr;
-  context.leader = group.rank() == 0;
+  context.group = group;
+  context.leader = (rank - 1) % rpg == 0;
   context.rank = rank;
   context.host = this_host();
   if (context.leader) send_event({.group = g, .host = context.host, .report = std::nullopt});

@@ -4,7 +4,7 @@
 # OpenMPI, HDF5, yaml-cpp, CLI11, nlohmann-json, fmt, libcsv, ICU, Catch2, zlib, OpenSSL, ninja and every
 # shared library they need -- downloaded with `apt-get download`, unpacked with `dpkg-deb -x`
 # and trimmed (no docs, man pages, Fortran, Java or unused static libraries); plus the fixture
-# models, the GPT-2-Large-shaped checkpoint generator and env.sh, which points CMake, the
+# models, GPT-2's BPE files and env.sh, which points CMake, the
 # compiler, the loader and a relocated OpenMPI at it. Packs it as OUTDIR.tar.gz, the form that
 # travels to the device (it keeps the tree's symbolic links; about 30 MiB against ~80 MiB of
 # files unpacked), and fails when that is over 64 MiB (the device's transfer limit;
@@ -40,7 +40,7 @@ packages=(
 assumed='^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so'
 
 root="$out/root" debs="$out/debs"
-rm -rf "$root" "$out/models" "$out/bench"
+rm -rf "$root" "$out/models" "$out/bench" "$out/gpt2-tokenizer"
 mkdir -p "$root" "$debs"
 
 fetch() {  # fetch PACKAGE...: downloads (once) and unpacks into $root
@@ -138,10 +138,11 @@ for pc in ompi ompi-c ompi-cxx; do ln -sfn "$pc.pc" "$root/usr/lib/$arch/pkgconf
 find "$root" -xtype l -delete
 find "$root" -type d -empty -delete
 
-echo "gpu_bundle: fixture models and the GPT-2-Large-shaped checkpoint generator"
-mkdir -p "$out/models" "$out/bench"
+echo "gpu_bundle: fixture models and GPT-2's BPE files (bench/paper_sweep_gpu.sh's token features)"
+mkdir -p "$out/models" "$out/gpt2-tokenizer"
 cp -r "$src"/tests/data/models/. "$out/models/"
-cp "$src/bench/gpt2_checkpoint.py" "$src/bench/benchlib.py" "$out/bench/"
+tok="$("$src/scripts/fetch_gpt2_encoder.sh")"
+cp "$tok/vocab.json" "$tok/merges.txt" "$out/gpt2-tokenizer/"
 
 # The newest glibc and libstdc++ symbol versions the bundle's binaries use: the device's must
 # be at least these (env.sh checks glibc).
@@ -181,7 +182,7 @@ echo "gpu_bundle: packing $out.tar.gz"
 tar -C "$(dirname "$out")" -czf "$out.tar.gz" --exclude=debs "$(basename "$out")"
 
 echo "gpu_bundle: contents (fetched:$fetched)"
-du -sh --exclude=debs "$out"/root/usr/{bin,include,lib,share} "$out"/root/lib "$out"/models "$out"/bench 2>/dev/null || true
+du -sh --exclude=debs "$out"/root/usr/{bin,include,lib,share} "$out"/root/lib "$out"/models "$out"/gpt2-tokenizer 2>/dev/null || true
 tree_mib=$(( ($(du -sb --exclude=debs "$out" | cut -f1) + 1048575) / 1048576 ))  # bytes, not blocks
 tar_mib=$(( ($(stat -c %s "$out.tar.gz") + 1048575) / 1048576 ))
 echo "gpu_bundle: $out: ${tree_mib} MiB of files (debs/ not counted), $out.tar.gz: ${tar_mib} MiB; needs glibc >= $glibc, GLIBCXX_$glibcxx"

@@ -1,79 +1,167 @@
 #!/usr/bin/python3
-"""Compares every result table of two stores (STORE/store.h5, h5py only) computed on different
-devices, for scripts/gpu_check.sh. tests/orchestrator/compare_stores.py bounds differences that
-the rank layout makes on one kind of CPU; a GPU changes every forward pass, so here:
+"""Compares every result table of two stores computed on different devices (a CPU and a GPU),
+for scripts/gpu_check.sh, with the bounds of docs/numerics.md, "CPU against GPU" (taken from
+tests/support/numerics.py; the models' shapes from the stores' specs):
 
-Rows are matched on their string and integer columns and λ (the `unit` id aside; the `units`
-table, which holds hosts and times, is left out); both stores must
-hold the same rows. For every float column the worst relative difference |a-b| / max(|a|,
-1e-12) is reported. Perplexity columns (ppl, ppl_base, ppl_linear) must agree within
---ppl-rtol; the rest (fits, AUCs, Δ%, losses) are reported, not gated, as threshold-decided and
-conditioning-amplified values have no device-independent bound. --exact instead requires every
-value to be bitwise equal (two runs on the same CPU).
+- rows are matched on each table's key columns (the `units` table, hosts and times, is left
+  out); both stores must hold the same rows;
+- --dtype float32 (the default): perplexities within relative 2·eps_F, Δ% and its interval
+  ends within 100·2·eps_F·(1 + |Δ%|/100) points, training rows (a `step` column) within the
+  training bound of their step, losses within it in nats, fits (cond relative, r2 and rel_mse
+  absolute) within the cross-device fit bound; every other float column is reported, not
+  gated (AUCs, shares, counts, and every value of a hard-routed forward pass: gates,
+  gate_curve and compound, whose routing is threshold-decided);
+- --dtype bfloat16: every difference is reported as a fraction of the bfloat16 bound eps_B,
+  nothing is gated (numerics.md: a bound on another model, of the size of the NLL);
+- a selection that differs (a gate's `selected`, gate_curve's `gate`) is a tie when the two
+  variants' select-split Δ% are within the forward bound in both stores: reported with both
+  values, not a failure; otherwise a failure;
+- --exact instead requires every value to be bitwise equal (two runs on the same CPU).
 
 Without h5py (a device's Python) the tables are read with `linsweep query` (--linsweep BIN).
 
-Usage: gpu_compare_tables.py STORE_A STORE_B [--exact] [--ppl-rtol R] [--json FILE] [--linsweep BIN]
-Exit: 0 agree, 1 a difference over the bound (or any with --exact), 2 bad usage or rows differ."""
+Usage: gpu_compare_tables.py STORE_A STORE_B [--exact] [--dtype float32|bfloat16] [--json FILE]
+                             [--linsweep BIN]
+Exit: 0 agree, 1 a difference over its bound (or any with --exact), 2 bad usage or rows differ."""
 import argparse
 import json
 import math
+import os
+import subprocess
 import sys
 
-import subprocess
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "support"))
+from numerics import (bfloat16_forward_bound, device_fit_bound, forward_bound, model_shapes,  # noqa: E402
+                      training_bound)
 
 try:
     import h5py
 except ImportError:
     h5py = None
 
-PPL_COLUMNS = {"ppl", "ppl_base", "ppl_linear"}
-FLOAT_KEYS = {"lambda"}  # a float column that tells rows apart (fits: one row per λ)
 SKIP_TABLES = {"units"}  # the units themselves: hosts, times, versions
+# Each table's row identity; other tables are keyed by their string and integer columns.
+ROW_KEYS = {
+    "fits": ("model", "corpus", "layer", "lambda"),
+    "all_linear": ("model", "corpus", "layer"),
+    "gates": ("model", "corpus", "layer", "gate"),
+    "gate_curve": ("model", "corpus", "layer", "step"),
+    "token_context": ("model", "corpus", "layer", "variant"),
+    "nofly": ("model", "layer", "source", "target"),
+    "clusters": ("model", "corpus", "layer"),
+    "compound": ("model", "corpus"),
+    "token_classes": ("model", "corpus", "layer", "scheme", "category"),
+    "token_regression": ("model", "corpus", "layer", "feature"),
+    "training_loss": ("model", "experiment", "variant", "step"),
+}
+DECIDED = {"gate", "selected", "auc_pick"}  # selections: a difference may be a near-tie
+# Tables whose values follow per-position routing decisions (p > threshold): another device may
+# route a position the other way, so only their base perplexity has a continuous bound.
+ROUTED = {"gates", "gate_curve", "compound"}
+PPL = {"ppl", "ppl_base", "ppl_linear"}
+LOSS = {"loss", "train_loss"}
+
+
+def is_delta(col):
+    return col == "delta_pct" or col.endswith("_delta_pct") or col in ("ci_low", "ci_high") or \
+        col.endswith("_ci_low") or col.endswith("_ci_high")
 
 
 def decode(v):
     return v.decode() if isinstance(v, bytes) else v
 
 
-# The tables docs/store.md lists (for reading through `linsweep query` without h5py).
-KNOWN_TABLES = ("fits", "all_linear", "gates", "token_context", "nofly", "clusters", "compound", "progressive",
-                "finetune", "training_loss", "soft_gates", "token_classes", "token_regression")
-
-
 def tables_h5py(store):
-    """{table: [row dict]} and the key columns of each table (strings and integers, not `unit`)."""
-    out, keys = {}, {}
+    out = {}
     with h5py.File(f"{store}/store.h5", "r") as f:
         for name in sorted(set(f["tables"] if "tables" in f else ()) - SKIP_TABLES):
             t = f[f"tables/{name}"][:]
-            keys[name] = [c for c in t.dtype.names if c != "unit" and (t.dtype[c].kind in "SOUiu" or c in FLOAT_KEYS)]
             out[name] = [{c: decode(r[c]) if t.dtype[c].kind in "SOU" else r[c].item() for c in t.dtype.names}
                          for r in t]
-    return out, keys
+    return out
+
+
+# The tables docs/store.md lists (for reading through `linsweep query` without h5py).
+KNOWN_TABLES = ("fits", "all_linear", "gates", "gate_curve", "token_context", "nofly", "clusters", "compound",
+                "progressive", "finetune", "training_loss", "soft_gates", "token_classes", "token_regression")
 
 
 def tables_query(store, linsweep):
-    """The same through `linsweep query STORE TABLE --json` (JSON numbers do not say whether a
-    column is an integer: the keys are the string columns plus layer and step)."""
-    out, keys = {}, {}
+    """The same through `linsweep query STORE TABLE --json`."""
+    out = {}
     for name in KNOWN_TABLES:
+        if name in SKIP_TABLES:
+            continue
         r = subprocess.run([linsweep, "query", store, name, "--json"], capture_output=True, text=True)
         rows = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else []
         if rows:
             out[name] = rows
-            keys[name] = [c for c in rows[0] if c != "unit" and (isinstance(rows[0][c], str) or c in ("layer", "step", *FLOAT_KEYS))]
-    return out, keys
+    return out
 
 
-def tables(store, linsweep):
-    if h5py is not None:
-        return tables_h5py(store)
-    if not linsweep:
-        print("gpu_compare_tables: h5py is not importable; pass --linsweep BIN to read through linsweep query",
-              file=sys.stderr)
-        sys.exit(2)
-    return tables_query(store, linsweep)
+def row_keys(name, rows):
+    if name in ROW_KEYS:
+        return [k for k in ROW_KEYS[name] if k in rows[0]]
+    return [c for c, v in rows[0].items() if c != "unit" and c not in DECIDED and isinstance(v, (str, int))
+            and not isinstance(v, bool)]
+
+
+class Bounds:
+    """The bound of one value, by table and column (docs/numerics.md, "CPU against GPU")."""
+
+    def __init__(self, shapes, dtype):
+        self.shapes, self.dtype = shapes, dtype
+
+    def select_tie(self, row, x):
+        """The forward bound of a select-split Δ% x of `row`'s model (at its base NLL), or None."""
+        shape = self.shapes.get(row.get("model"))
+        if shape is None:
+            return None
+        return 100 * 2 * forward_bound(shape, math.log(max(float(row["ppl_base"]), 1.0))) * (1 + abs(x) / 100)
+
+    def of(self, table, row, col, x):
+        """(bound, relative?) or None when the column is reported, not bounded."""
+        shape = self.shapes.get(row.get("model"))
+        if shape is None or (table in ROUTED and col != "ppl_base"):
+            return None
+        ppl = row.get("ppl_base", row.get("ppl"))
+        nll = abs(x) if col in LOSS else math.log(max(float(ppl), 1.0)) if ppl else 0.0
+        if self.dtype == "bfloat16":
+            eps = bfloat16_forward_bound(shape, nll)
+        elif "step" in row and table not in ("gate_curve",):
+            eps = training_bound(shape, nll, int(row["step"]))
+        else:
+            eps = forward_bound(shape, nll)
+        if table == "fits":
+            b = device_fit_bound(float(row["tokens"]), float(row["cond"]), int(row["layer"]), shape[1])
+            return (b, True) if col == "cond" else (b, False) if col in ("r2", "rel_mse") else None
+        if col in PPL:
+            return 2 * eps, True
+        if is_delta(col):
+            return 100 * 2 * eps * (1 + abs(x) / 100), False
+        if col in LOSS:
+            return eps, False
+        return None
+
+
+def tie(tables_a, tables_b, row, bounds):
+    """Whether the variants the two stores chose for row's (model, corpus, layer) are within the
+    forward bound of each other's select-split Δ% in both stores (twice the bound: each store's
+    own tie rule used its own select-split perplexity)."""
+    key = (row.get("model"), row.get("corpus"), row.get("layer"))
+    variants = [{r["gate"]: r for r in t.get("gates", []) if (r["model"], r["corpus"], r["layer"]) == key}
+                for t in (tables_a, tables_b)]
+    picked = [next((g for g, r in v.items() if r.get("selected") == 1), None) for v in variants]
+    if None in picked:
+        return False
+    for v in variants:
+        if not all(g in v for g in picked):
+            return False
+        x, y = (v[g]["select_delta_pct"] for g in picked)
+        limit = bounds.select_tie(v[picked[0]], x)
+        if limit is None or abs(x - y) > 2 * limit:
+            return False
+    return True
 
 
 def main():
@@ -81,59 +169,94 @@ def main():
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--exact", action="store_true")
-    ap.add_argument("--ppl-rtol", type=float, default=1e-3)
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     ap.add_argument("--json")
     ap.add_argument("--linsweep", help="linsweep binary, to read the tables when h5py is not importable")
     args = ap.parse_args()
-    (ta, keys_of), (tb, _) = tables(args.a, args.linsweep), tables(args.b, args.linsweep)
+    if h5py is None and not args.linsweep:
+        print("gpu_compare_tables: h5py is not importable; pass --linsweep BIN", file=sys.stderr)
+        sys.exit(2)
+    read = tables_h5py if h5py is not None else (lambda s: tables_query(s, args.linsweep))
+    ta, tb = read(args.a), read(args.b)
     if not ta:
         print(f"gpu_compare_tables: {args.a} has no tables", file=sys.stderr)
         sys.exit(2)
     if set(ta) != set(tb):
         print(f"gpu_compare_tables: tables differ: {sorted(ta)} vs {sorted(tb)}", file=sys.stderr)
         sys.exit(2)
-    report, failures, rows = {}, [], 0
+    shapes = model_shapes(args.a)
+    bounds = Bounds(shapes, args.dtype)
+    report, failures, ties, rows = {}, [], [], 0
+    # Layers whose chosen gate differs by a near-tie: rows computed from the chosen gate
+    # (gate_curve, compound) are then another gate's, listed rather than compared.
+    chosen = [{(r["model"], r["corpus"], r["layer"]): r["gate"] for r in t.get("gates", []) if r.get("selected") == 1}
+              for t in (ta, tb)]
+    flipped = {k for k in chosen[0] if chosen[1].get(k, chosen[0][k]) != chosen[0][k]
+               and tie(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds)}
     for name in sorted(ta):
         a, b = ta[name], tb[name]
-        keys = keys_of[name]
-        values = [c for c in a[0] if c not in keys and c != "unit"] if a else []
-        ra = {tuple(decode(r[k]) for k in keys): r for r in a}
-        rb = {tuple(decode(r[k]) for k in keys): r for r in b}
+        keys = row_keys(name, a) if a else []
+        ra = {tuple(r[k] for k in keys): r for r in a}
+        rb = {tuple(r[k] for k in keys): r for r in b}
         if set(ra) != set(rb) or len(ra) != len(a) or len(rb) != len(b):
             print(f"gpu_compare_tables: {name}: rows differ ({len(a)} vs {len(b)}, keys {keys})", file=sys.stderr)
             sys.exit(2)
         rows += len(ra)
+        values = [c for c in (a[0] if a else {}) if c not in keys and c != "unit"]
         for col in values:
-            worst, where = 0.0, None
-            for k in ra:
-                x, y = ra[k][col], rb[k][col]
-                if not isinstance(x, float) or not isinstance(y, (int, float)):
-                    if x != y:
-                        failures.append(f"{name} {k} {col}: {x!r} vs {y!r}")
+            worst, where, gated = 0.0, None, False
+            for k, x_row in ra.items():
+                x, y = x_row[col], rb[k][col]
+                near_tie = name in ("gate_curve", "compound") and not args.exact and any(
+                    f[:2] == (x_row.get("model"), x_row.get("corpus")) and (name == "compound" or f[2] == x_row["layer"])
+                    for f in flipped)
+                if near_tie and x != y and col not in DECIDED:
+                    ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (the chosen gate differs by a near-tie)")
                     continue
-                x, y = float(x), float(y)
-                if x == y or (math.isnan(x) and math.isnan(y)):
+                if x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)):
                     continue
                 if args.exact:
                     failures.append(f"{name} {k} {col}: {x!r} vs {y!r} (bitwise equality expected)")
-                rel = abs(x - y) / max(abs(x), 1e-12) if not (math.isnan(x) or math.isnan(y)) else math.inf
-                if rel > worst:
-                    worst, where = rel, k
-            gated = col in PPL_COLUMNS and not args.exact
-            if gated and worst > args.ppl_rtol:
-                failures.append(f"{name} {where} {col}: relative difference {worst:.3g} > {args.ppl_rtol:g}")
-            report[f"{name}.{col}"] = {"worst_rel": worst, "gated": gated or args.exact}
+                    continue
+                if col in DECIDED:
+                    if tie(ta, tb, x_row, bounds):
+                        ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (a near-tie: within the forward bound)")
+                    else:
+                        failures.append(f"{name} {k} {col}: {x!r} vs {y!r} (not a near-tie)")
+                    continue
+                if not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+                    failures.append(f"{name} {k} {col}: {x!r} vs {y!r}")
+                    continue
+                err = abs(float(x) - float(y))
+                limit = bounds.of(name, x_row, col, float(x))
+                if limit is None:
+                    rel = err / max(abs(float(x)), 1e-12)
+                    if rel > worst:
+                        worst, where = rel, k
+                    continue
+                gated = args.dtype == "float32"
+                tol, relative = limit
+                if relative:
+                    err /= max(abs(float(x)), 1e-300)
+                if err / tol > worst:
+                    worst, where = err / tol, k
+                if gated and err > tol:
+                    failures.append(f"{name} {k} {col}: {x!r} vs {y!r} (difference {err:.3g} > bound {tol:.3g})")
+            report[f"{name}.{col}"] = {"worst": worst, "measure": "difference / bound" if gated or (
+                args.dtype == "bfloat16" and bounds.of(name, a[0], col, 0.0) is not None) else "relative difference",
+                                       "where": repr(where) if where else None, "gated": gated or args.exact}
     ok = not failures
-    summary = {"a": args.a, "b": args.b, "exact": args.exact, "ppl_rtol": None if args.exact else args.ppl_rtol,
-               "rows": rows, "ok": ok, "failures": failures[:20], "columns": report}
+    summary = {"a": args.a, "b": args.b, "exact": args.exact, "dtype": args.dtype, "rows": rows, "ok": ok,
+               "models": {m: list(s) for m, s in shapes.items()}, "failures": failures[:20], "ties": ties,
+               "columns": report}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=2)
-    worst_ppl = max((v["worst_rel"] for c, v in report.items() if c.split(".")[-1] in PPL_COLUMNS), default=0.0)
+    worst = max((v["worst"] for v in report.values() if v["measure"] == "difference / bound"), default=0.0)
     print(f"gpu_compare_tables: {args.a} vs {args.b}: {len(ta)} tables, {rows} rows, "
-          f"{'bitwise' if args.exact else 'ppl rtol ' + format(args.ppl_rtol, 'g')}: "
-          f"{'ok' if ok else 'FAILED'}; worst ppl relative difference {worst_ppl:.3g}")
-    for line in failures[:20]:
+          f"{'bitwise' if args.exact else args.dtype + ' bounds (numerics.md)'}: {'ok' if ok else 'FAILED'}; "
+          f"worst difference / bound {worst:.3g}; {len(ties)} near-tie(s)")
+    for line in failures[:20] + ties[:20]:
         print(f"  {line}")
     sys.exit(0 if ok else 1)
 

@@ -20,7 +20,7 @@ export LSAN_OPTIONS="suppressions=$sup/lsan.supp:print_suppressions=0"
 # halt_on_error makes every one that is not suppressed fail its test.
 export UBSAN_OPTIONS="suppressions=$sup/ubsan.supp:print_stacktrace=1:halt_on_error=1"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
-run() { ctest --test-dir build-asan --output-on-failure --timeout 1800 "$@"; }
+run() { ctest --test-dir build-asan --output-on-failure --timeout 1800 -j "${LINSWEEP_TEST_JOBS:-2}" "$@"; }
 start=$SECONDS
 rc=0
 ASAN_OPTIONS="detect_leaks=1" run -L catch2 -E '^workers\.comm\.mpi2$' || rc=1

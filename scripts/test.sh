@@ -1,20 +1,70 @@
 #!/usr/bin/env bash
-# Sets everything up (Debian packages), checks the C++ formatting (scripts/check_format.sh),
-# builds, runs every test with ctest (except the `long`
-# label: LINSWEEP_LONG_TESTS=1 ctest -L long), runs the tests labelled `isa` again with the
-# kernels of an AVX2 CPU (scripts/test_isa.sh), then the Catch2 suite under ASan and UBSan in a
-# build with the unity build off, so that a file missing an include fails to compile
-# (scripts/sanitize.sh), then every fuzzer for 10 s (scripts/fuzz.sh).
+# Runs every check a change must pass, in phases, and prints each phase's time and the ten
+# slowest tests at the end:
+#   setup        the Debian packages (scripts/setup.sh)
+#   format       the C++ formatting (scripts/check_format.sh)
+#   build        the build (scripts/build.sh)
+#   ctest        every test except the `long` label (LINSWEEP_LONG_TESTS=1 ctest -L long), run
+#                LINSWEEP_TEST_JOBS at a time (default 2; tests that share a resource, the
+#                Slurm clusters' ports, lock it)
+#   isa          the tests labelled `isa` again with the kernels of an AVX2 CPU
+#                (scripts/test_isa.sh)
+#   sanitize     the Catch2 suite and the fuzz replays under ASan and UBSan (scripts/sanitize.sh)
+#   fuzz         every fuzzer for 10 s (scripts/fuzz.sh)
+# --quick, the inner loop: format, build, and the tests labelled `quick` (the unit tests that
+# need no cluster, MPI job or browser), about 2 minutes on 2 cores once the build is warm.
+# Times of this machine kind, cold and warm: docs/reliability.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-started=$SECONDS
-"$root/scripts/setup.sh"
-"$root/scripts/check_format.sh"
-"$root/scripts/build.sh"
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 build="${LINSWEEP_BUILD_DIR:-$root/build}"
-(cd "$build" && ctest --output-on-failure --timeout 1800 -LE long)
-"$root/scripts/test_isa.sh" "$build"
-"$root/scripts/sanitize.sh"
-"$root/scripts/fuzz.sh" "${LINSWEEP_CI_FUZZ_SECONDS:-10}"
-echo "test.sh: everything passed in $(( (SECONDS - started) / 60 ))m$(( (SECONDS - started) % 60 ))s"
+jobs="${LINSWEEP_TEST_JOBS:-2}"
+log="$(mktemp -d "${TMPDIR:-/tmp}/linsweep-test.XXXXXX")"
+trap 'rm -rf "$log"' EXIT
+started=$SECONDS
+phases=()
+
+# phase NAME COMMAND...: runs COMMAND, records its time; stops the script when it fails.
+phase() {
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  echo "test.sh: == $name"
+  "$@" 2>&1 | tee "$log/$name.out" || rc=${PIPESTATUS[0]}
+  phases+=("$(printf '%-9s %5ds' "$name" $((SECONDS - t0)))")
+  if [[ $rc -ne 0 ]]; then
+    summary
+    echo "test.sh: FAILED in phase $name (exit $rc) after $(minutes $((SECONDS - started)))"
+    exit "$rc"
+  fi
+}
+minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+# The phase times so far and the ten slowest tests of every ctest run ("Test #N: name ... X sec").
+summary() {
+  echo "test.sh: phase times"
+  printf '  %s\n' "${phases[@]}"
+  echo "test.sh: the ten slowest tests (phase, seconds)"
+  for f in "$log"/*.out; do
+    sed -n "s/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) .* \([0-9.]*\) sec$/\2 \1 $(basename "$f" .out)/p" "$f"
+  done | sort -rn | head -10 | awk '{printf "  %-40s %-9s %7.1f\n", $2, $3, $1}'
+}
+run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 1800 -j "$jobs" "$@"); }
+
+phase setup "$root/scripts/setup.sh"
+phase format "$root/scripts/check_format.sh"
+phase build "$root/scripts/build.sh"
+if [[ $quick -eq 1 ]]; then
+  phase quick run_ctest -L quick
+else
+  phase ctest run_ctest -LE long
+  phase isa "$root/scripts/test_isa.sh" "$build"
+  phase sanitize "$root/scripts/sanitize.sh"
+  phase fuzz "$root/scripts/fuzz.sh" "${LINSWEEP_CI_FUZZ_SECONDS:-10}"
+fi
+summary
+echo "test.sh: everything passed in $(minutes $((SECONDS - started)))"

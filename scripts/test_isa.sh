@@ -29,4 +29,4 @@ if [[ -n "$isa" && "$isa" == *512* ]]; then
   exit 1
 fi
 cd "$build"
-ctest --output-on-failure --timeout 1800 "${select[@]}"
+ctest --output-on-failure --timeout 1800 -j "${LINSWEEP_TEST_JOBS:-2}" "${select[@]}"

@@ -334,6 +334,7 @@ UnitRow unit_row(const UnitResult& u, const UnitStanding& s) {
           .host = p.host,
           .rank = known ? p.rank : -1,
           .group_ranks = known ? p.group_ranks : -1,
+          .communicator = p.communicator,
           .started = known ? p.started : std::nan(""),
           .finished = known ? p.finished : std::nan(""),
           .current = s.current ? 1 : 0,

@@ -113,6 +113,7 @@ void write_unit_main_file(const std::string& path, const UnitResult& unit) {
                           {"host", p.host},
                           {"rank", p.rank},
                           {"group_ranks", p.group_ranks},
+                          {"communicator", p.communicator},
                           {"started", p.started},
                           {"finished", p.finished}});
   H5Id tables = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
@@ -162,6 +163,7 @@ UnitHeader read_attributes(const H5Id& file) {
   p.host = read_string_attribute(file, "host");
   p.rank = static_cast<int>(read_int_attribute(file, "rank"));
   p.group_ranks = static_cast<int>(read_int_attribute(file, "group_ranks"));
+  if (has_attribute(file, "communicator")) p.communicator = read_string_attribute(file, "communicator");
   p.started = read_double_attribute(file, "started");
   p.finished = read_double_attribute(file, "finished");
   return h;

@@ -22,6 +22,9 @@ struct UnitProvenance {
   std::string host;     // the host of the rank that staged it
   int rank = 0;         // that rank in MPI_COMM_WORLD (0 in one process)
   int group_ranks = 1;  // ranks that computed it together
+  // How they summed: "mpi", "nccl", or "none" (one rank, no all-reduce); "" in files written
+  // before linsweep recorded it.
+  std::string communicator;
   double started = 0;   // unix seconds
   double finished = 0;  // unix seconds
 };

@@ -14,6 +14,7 @@ const TableDef<UnitRow>& units_table() {
           .column("host", &UnitRow::host, "the host of the rank that staged it")
           .column("rank", &UnitRow::rank, "that rank in MPI_COMM_WORLD")
           .column("group_ranks", &UnitRow::group_ranks, "ranks that computed it together")
+          .column("communicator", &UnitRow::communicator, "how they summed: mpi, nccl or none (one rank)")
           .column("started", &UnitRow::started, "unix seconds")
           .column("finished", &UnitRow::finished, "unix seconds")
           .column("current", &UnitRow::current, "1: the slot's current unit; 0: superseded")

@@ -15,6 +15,7 @@ struct UnitRow {
   std::string version, host;         // the linsweep that computed it, and where
   std::int64_t rank = 0;             // the rank that staged it
   std::int64_t group_ranks = 1;      // ranks that computed it together
+  std::string communicator;          // how they summed: mpi, nccl, none ("" before it was recorded)
   double started = 0, finished = 0;  // unix seconds (NaN for units of schema-1 stores)
   std::int64_t current = 1;          // 1: current; 0: superseded (unit_standing.hpp)
   std::int64_t planned_by = 0;       // seq of the latest plan record that planned it (0: none)

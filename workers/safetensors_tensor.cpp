@@ -22,10 +22,10 @@ at::ScalarType aten_dtype(DType d) noexcept {
 }
 
 at::Tensor copy_tensor(const TensorInfo& t, std::initializer_list<DType> allowed, const std::string& file,
-                       const std::string& why) {
+                       const std::string& why, bool pinned) {
   if (std::find(allowed.begin(), allowed.end(), t.dtype) == allowed.end())
     throw ModelError(file + ": tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) + why);
-  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(aten_dtype(t.dtype)));
+  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(aten_dtype(t.dtype)).pinned_memory(pinned));
   if (!t.data.empty()) std::memcpy(out.data_ptr(), t.data.data(), t.data.size());
   return out;
 }

@@ -23,6 +23,7 @@ namespace {
 struct EvalArgs {
   std::string model, corpus, format, device = "auto", dtype = "float32";
   std::int64_t start = 0, tokens = -1, context = 0, batch = 8;
+  std::int64_t warmup = -1;  // -1: one batch on a GPU, none on the CPU
   int threads = 0;
   bool json = false, per_token = false;
 };
@@ -52,6 +53,15 @@ int run_eval(const EvalArgs& a) {
       if (done == total) std::fprintf(stderr, "\n");
     };
   }
+  // A GPU's first batch also loads kernels and sizes its memory pools: warm-up batches run
+  // before the clock starts, so that tokens/s is the steady rate (total_seconds has both).
+  const std::int64_t warmup = a.warmup >= 0 ? a.warmup : (lm.device == "cpu" ? 0 : 1);
+  const auto tw = std::chrono::steady_clock::now();
+  if (warmup > 0 && windows.count > 0) {
+    EvalOptions plain;
+    plain.batch = a.batch;
+    evaluate(*lm.model, windows.slice(0, std::min(windows.count, warmup * a.batch)), plain);
+  }
   const auto t1 = std::chrono::steady_clock::now();
   const EvalResult r = evaluate(*lm.model, windows, eo);
   const auto t2 = std::chrono::steady_clock::now();
@@ -74,6 +84,8 @@ int run_eval(const EvalArgs& a) {
                         {"dtype", a.dtype},
                         {"threads", default_thread_count()},
                         {"batch", a.batch},
+                        {"warmup_batches", warmup},
+                        {"warmup_seconds", std::chrono::duration<double>(t1 - tw).count()},
                         {"eval_seconds", eval_s},
                         {"total_seconds", total_s},
                         {"tokens_per_second", tok_per_s}};
@@ -116,6 +128,8 @@ void add_eval_command(CLI::App& root, CommandAction* action) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--device", args->device, "auto | cpu | cuda | cuda:N")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "compute dtype: float32 | bfloat16 | float16")->capture_default_str();
+  cmd->add_option("--warmup", args->warmup, "batches run before the clock starts (default: 1 on a GPU, 0 on the CPU)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--threads", args->threads, "CPU threads (default: LINSWEEP_THREADS or cores / local ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_flag("--json", args->json, "print one JSON object");

@@ -16,8 +16,8 @@ from .shards import Shard
 SCHEMA_VERSION = 2
 SOURCES = ("units", "consolidated")
 # The columns of linsweep's `units` table (storage/units_table.hpp), in order.
-UNITS_COLUMNS = ["unit", "kind", "slot", "params", "version", "host", "rank", "group_ranks", "started", "finished",
-                 "current", "planned_by"]
+UNITS_COLUMNS = ["unit", "kind", "slot", "params", "version", "host", "rank", "group_ranks", "communicator", "started",
+                 "finished", "current", "planned_by"]
 _SHARD_FILE = re.compile(r"^layer(\d+)\.part(\d+)\.h5$")
 
 
@@ -246,6 +246,7 @@ class Store:
                 "version": attrs.get("linsweep_version", ""), "host": attrs.get("host", ""),
                 "rank": int(attrs["rank"]) if known else -1,
                 "group_ranks": int(attrs["group_ranks"]) if known else -1,
+                "communicator": attrs.get("communicator", ""),
                 "started": float(attrs["started"]) if known else float("nan"),
                 "finished": float(attrs["finished"]) if known else float("nan")}
 

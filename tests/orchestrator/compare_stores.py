@@ -2,7 +2,7 @@
 """Compares the result tables of two stores (read with h5py only) with the bounds of
 docs/numerics.md.
 
-Usage: compare_stores.py STORE_A STORE_B [--exact]
+Usage: compare_stores.py STORE_A STORE_B [--exact | --devices]
 
 Both stores must hold the same rows (keyed by model, corpus, layer, ...); fits and all_linear
 must have rows. Then:
@@ -21,6 +21,11 @@ default   the stores may differ in worker-group size (ranks_per_group). The one 
             (model, corpus) are compared within the float32 forward bound (numerics.md,
             "Float32 forward passes"), and values decided by thresholds (AUCs, shares, counts,
             the selected gate, clusters) are listed, not compared.
+--devices the stores were computed on different devices (a CPU and a GPU, in float32): every
+          forward pass rounds differently, so every perplexity (ppl_base included) and Δ% is
+          compared within the float32 forward bound and the fits within the cross-device fit
+          bound (numerics.md, "CPU against GPU"); threshold-decided values, hard-routed
+          perplexities (gates, compound) among them, are listed.
 """
 import glob
 import math
@@ -31,7 +36,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from numerics import fit_bound, forward_bound, model_shapes  # noqa: E402
+from numerics import device_fit_bound, fit_bound, forward_bound, model_shapes  # noqa: E402
 from unit_files import Unit, unit_paths  # noqa: E402
 
 KEYS = {
@@ -48,6 +53,8 @@ KEYS = {
 REQUIRED = {"fits", "all_linear"}
 # Columns with a continuous float32-forward bound: perplexities (relative) and Δ% (absolute).
 PPL_COLUMNS = {"ppl_base", "ppl_linear", "ppl"}
+# Tables whose values follow per-position routing decisions (p > 0.5): with --devices, listed.
+ROUTED = {"gates", "compound"}
 DELTA_COLUMNS = {"delta_pct", "ci_low", "ci_high"}
 
 
@@ -85,6 +92,9 @@ def float32_surrogates(store):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     exact = "--exact" in sys.argv[1:]
+    devices = "--devices" in sys.argv[1:]
+    if exact and devices:
+        sys.exit("compare_stores.py: --exact and --devices exclude each other")
     a, b = args
     shapes = {} if exact else model_shapes(a)
     sur_a, sur_b = ({}, {}) if exact else (float32_surrogates(a), float32_surrogates(b))
@@ -94,7 +104,7 @@ def main():
         if set(xa) != set(xb):
             sys.exit(f"surrogates of {key}: different arrays in the two stores")
         n = sum(int(np.count_nonzero(xa[k].view(np.uint32) != xb[k].view(np.uint32))) for k in xa)
-        if n:
+        if n or devices:  # on another device every forward pass differs, surrogates or not
             differing[key] = n
     worst, exact_rows, bounded_rows, listed = {}, 0, 0, []
     for table, keys in KEYS.items():
@@ -125,9 +135,16 @@ def main():
                 if table == "fits":
                     n, cond = float(ra[k]["tokens"]), float(ra[k]["cond"])
                     tol = fit_bound(n, cond)
+                    if devices:
+                        if row["model"] not in shapes:
+                            sys.exit(f"{table} {k} {col}: {x!r} vs {y!r}: no model shape to bound the difference")
+                        tol = device_fit_bound(n, cond, int(row["layer"]), shapes[row["model"]][1])
                     if col in ("cond", "lambda", "tokens"):
                         err /= max(abs(x), 1e-300)
-                elif col == "ppl_base":
+                elif devices and table in ROUTED and col != "ppl_base":
+                    listed.append(f"{table} {k} {col}: {x!r} vs {y!r} (routed: threshold-decided)")
+                    continue
+                elif col == "ppl_base" and not devices:
                     sys.exit(f"{table} {k} {col}: {x!r} vs {y!r}: the base model's perplexity uses no surrogate, so "
                              "the rank layout may not change it")
                 elif pair not in differing:

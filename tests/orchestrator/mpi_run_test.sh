@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the fixture sweep with -n 1, mpirun -n 2, -n 3 and -n 3 with ranks_per_group 2, and
-# checks that fits and all_linear agree (compare_stores.py); then SIGUSR1 and SIGTERM runs
+# Runs the fixture sweep with -n 1, mpirun -n 2, -n 3 (one-rank groups summing through MPI,
+# runtime.communicator mpi) and -n 3 with ranks_per_group 2, and checks that fits and
+# all_linear agree (compare_stores.py) and that each unit records its communicator; then SIGUSR1 and SIGTERM runs
 # exit 3 and resume to the same tables, a failing unit kind gives exit 1 with the failures in
 # `status`, and SIGKILL at random moments resumes to identical tables.
 # After every resume the journal and the unit files must agree: each unit file has exactly one
@@ -40,11 +41,28 @@ PY
 "$bin" run "$spec" --store "$work/n1" --quiet
 if [ "$only" != "kill-only" ]; then
 mpirun -n 2 "$bin" run "$spec" --store "$work/n2" --quiet
-mpirun -n 3 "$bin" run "$spec" --store "$work/n3" --quiet
+# Two worker groups of one rank, each summing through its own communicator (how NCCL runs on
+# one GPU); by default one-rank groups sum nothing.
+mpirun -n 3 "$bin" run "$spec" --store "$work/n3" --quiet +runtime.communicator=mpi
 mpirun -n 3 "$bin" run "$work/rpg2.yaml" --store "$work/n3g2" --quiet
 $compare "$work/n1" "$work/n2" --exact
 $compare "$work/n1" "$work/n3" --exact
 $compare "$work/n1" "$work/n3g2"
+communicators() {  # STORE: the distinct `communicator` values of its units
+  "$bin" query "$1" units --format json |
+    /usr/bin/python3 -c 'import json,sys; print(",".join(sorted({u["communicator"] for u in json.load(sys.stdin)})))'
+}
+for want in n1:none n2:none n3:mpi n3g2:mpi; do
+  got=$(communicators "$work/${want%%:*}")
+  [ "$got" = "${want#*:}" ] || { echo "units of ${want%%:*} record communicator '$got', expected '${want#*:}'"; exit 1; }
+done
+set +e
+err=$(mpirun -n 2 "$bin" run "$spec" --store "$work/nccl" --quiet +runtime.communicator=nccl 2>&1)
+code=$?
+set -e
+if [ "$code" -ne 2 ] || ! grep -q "runtime.communicator nccl" <<<"$err"; then
+  echo "runtime.communicator nccl without a GPU: expected exit 2 naming it, got $code: $err"; exit 1
+fi
 
 # SIGUSR1 (what Slurm sends before a time limit; mpirun forwards it, while SIGTERM makes
 # mpirun kill the job): no new units, running ones finish, exit 3; the rerun completes it.

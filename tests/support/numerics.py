@@ -22,6 +22,25 @@ def forward_bound(shape, nll):
     return 2 * (2 * layers + 1) * 4 * math.sqrt(width) * U32 * (1 + abs(nll))
 
 
+def device_fit_bound(tokens, cond, layer, width):
+    """A fit from activations of another device's float32 forward pass (numerics.md, "CPU
+    against GPU"): the MLP input and output of layer l carry (2l + 1) + 1 stages of float32
+    rounding, eps_X = (2l + 2)·4·sqrt(K)·u32 relative; the normal equations (products of two
+    such) move by 2·eps_X, and cond, r2 and rel_mse by cond times that, on top of the
+    summation-order bound."""
+    eps_x = (2 * layer + 2) * 4 * math.sqrt(width) * U32
+    return 2 * eps_x * cond + fit_bound(tokens, cond)
+
+
+def bfloat16_forward_bound(shape, nll):
+    """The change of a mean per-token NLL when a forward pass runs in bfloat16 (weights and GEMM
+    inputs rounded to 8 significant bits, float32 accumulation) instead of float32: each stage
+    adds 4·(2·u_bf16 + sqrt(K)·u32) (numerics.md, "CPU against GPU"). Of the size of the NLL
+    for any real model: recorded beside the runs, never a gate."""
+    layers, width = shape
+    return 2 * (2 * layers + 1) * 4 * (2 * U_BF16 + math.sqrt(width) * U32) * (1 + abs(nll))
+
+
 def training_bound(shape, nll, steps):
     """Training runs whose gradients round differently (another group size): each step is a
     forward and a backward pass (three passes' worth of GEMMs); the perturbations of S steps

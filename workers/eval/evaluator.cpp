@@ -16,17 +16,14 @@
 namespace linsweep {
 namespace {
 
-// Positions per head chunk: bounds the float32 logits and their float64 sums in memory.
+// Logit elements per head chunk: bounds the float32 logits in memory. A GPU takes larger
+// chunks: fewer, larger kernels, and its memory is reserved for the model and its batch.
 constexpr std::int64_t kHeadChunkElements = std::int64_t{32} << 20;
+constexpr std::int64_t kDeviceHeadChunkElements = std::int64_t{256} << 20;
 // Logit rows per step of max_and_sum_exp: 8 rows of GPT-2's vocabulary are 1.6 MB, within a
 // core's L2 or its share of L3, so the three passes over them after the first read hit cache.
 constexpr std::int64_t kCacheRows = 8;
 
-// Per row of logits [R, V] (float32; overwritten): its max m and Σ exp(l − m), each [R]. The
-// sum is of values in (0, 1], in float32 (ATen's cascade sum: relative error ~1e-7, far inside
-// the parity tolerances; a float64 sum would first convert the whole block). On the CPU the
-// rows go in cache-sized steps spread over torch's threads (one read of the block from memory
-// instead of one per pass); elsewhere in whole-block ops.
 std::pair<at::Tensor, at::Tensor> max_and_sum_exp(at::Tensor logits) {
   if (!logits.device().is_cpu()) {
     at::Tensor m = at::amax(logits, -1, /*keepdim=*/true);
@@ -82,28 +79,45 @@ at::Tensor window_ids(const Windows& windows, std::int64_t first, std::int64_t n
       .to(device, at::kLong);
 }
 
-void score_hidden(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids, double* window_nll,
-                  double* token_nll) {
+at::Tensor all_window_ids(const Windows& windows, const at::Device& device) {
+  at::Tensor ids = window_ids(windows, 0, windows.count, at::kCPU);
+  if (device.is_cpu()) return ids;
+  return ids.pin_memory().to(device, at::kLong, /*non_blocking=*/true);
+}
+
+at::Tensor token_nll(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids) {
   const std::int64_t n = ids.size(0), T = ids.size(1);
-  const std::int64_t rows_per_chunk =
-      std::max<std::int64_t>(1, kHeadChunkElements / ((T - 1) * model.config().vocab_size));
+  const std::int64_t chunk = hidden.device().is_cpu() ? kHeadChunkElements : kDeviceHeadChunkElements;
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, chunk / ((T - 1) * model.config().vocab_size));
   at::Tensor h = hidden.narrow(1, 0, T - 1);                   // [n, T-1, d]: position t predicts t+1
   at::Tensor targets = ids.narrow(1, 1, T - 1).unsqueeze(-1);  // [n, T-1, 1]
+  at::Tensor nll = at::empty({n, T - 1}, hidden.options().dtype(at::kDouble));
   for (std::int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
     const std::int64_t rn = std::min(rows_per_chunk, n - r0);
     at::Tensor logits = model.head(h.narrow(0, r0, rn)).to(at::kFloat);  // [rn, T-1, V]
     at::Tensor target_logit = logits.gather(-1, targets.narrow(0, r0, rn)).squeeze(-1).to(at::kDouble);
     const auto [max_logit, sum_exp] = max_and_sum_exp(logits.reshape({rn * (T - 1), -1}));
     at::Tensor m = max_logit.view({rn, T - 1}).to(at::kDouble);
-    at::Tensor nll = (m + sum_exp.view({rn, T - 1}).to(at::kDouble).log() - target_logit).cpu().contiguous();
-    const double* p = nll.data_ptr<double>();
-    for (std::int64_t w = 0; w < rn; ++w) {
-      double s = 0;
-      for (std::int64_t t = 0; t < T - 1; ++t) s += p[w * (T - 1) + t];
-      window_nll[r0 + w] = s;
-      if (token_nll != nullptr) std::copy(p + w * (T - 1), p + (w + 1) * (T - 1), token_nll + (r0 + w) * (T - 1));
-    }
+    nll.narrow(0, r0, rn).copy_(m + sum_exp.view({rn, T - 1}).to(at::kDouble).log() - target_logit);
   }
+  return nll;
+}
+
+void sum_windows(const at::Tensor& token_nll, double* window_nll, double* token_nll_out) {
+  const at::Tensor nll = token_nll.to(at::kCPU, at::kDouble).contiguous();
+  const std::int64_t n = nll.size(0), t1 = nll.size(1);
+  const double* p = nll.data_ptr<double>();
+  for (std::int64_t w = 0; w < n; ++w) {
+    double s = 0;
+    for (std::int64_t t = 0; t < t1; ++t) s += p[w * t1 + t];
+    window_nll[w] = s;
+  }
+  if (token_nll_out != nullptr) std::copy(p, p + n * t1, token_nll_out);
+}
+
+void score_hidden(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids, double* window_nll,
+                  double* token_nll_out) {
+  sum_windows(token_nll(model, hidden, ids), window_nll, token_nll_out);
 }
 
 EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOptions& options) {
@@ -118,13 +132,17 @@ EvalResult evaluate(LanguageModel& model, const Windows& windows, const EvalOpti
   r.tokens_scored = windows.count * (T - 1);
   r.window_nll.assign(static_cast<std::size_t>(windows.count), 0.0);
   if (options.keep_token_nll) r.token_nll.assign(static_cast<std::size_t>(r.tokens_scored), 0.0);
+  // Every window's ids go to the device at once and every score stays there until the end, so
+  // that a GPU never waits for the host between batches.
+  const at::Tensor all_ids = all_window_ids(windows, device);  // [count, T]
+  at::Tensor nll = at::empty({windows.count, T - 1}, all_ids.options().dtype(at::kDouble));
   for (std::int64_t first = 0; first < windows.count; first += batch) {
     const std::int64_t n = std::min(batch, windows.count - first);
-    const at::Tensor ids = window_ids(windows, first, n, device);  // [n, T]
-    score_hidden(model, model.hidden_states(ids), ids, r.window_nll.data() + first,
-                 options.keep_token_nll ? r.token_nll.data() + first * (T - 1) : nullptr);
+    const at::Tensor ids = all_ids.narrow(0, first, n);  // [n, T]
+    nll.narrow(0, first, n).copy_(token_nll(model, model.hidden_states(ids), ids));
     if (options.progress) options.progress(first + n, windows.count);
   }
+  sum_windows(nll, r.window_nll.data(), options.keep_token_nll ? r.token_nll.data() : nullptr);
   for (double v : r.window_nll) r.nll_sum += v;
   return r;
 }

@@ -1,16 +1,28 @@
-// Attention kernel: scores with the mask folded into the GEMM, softmax, the second GEMM.
+// Attention kernels: LibTorch's fused one on a GPU; on the CPU the scores with the mask folded
+// into the GEMM, softmax, the second GEMM.
 #include "workers/model/attention.hpp"
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 
 #include <limits>
 
+#include "common/errors.hpp"
 #include "workers/blas_threads.hpp"
 #include "workers/model/threaded_gemm.hpp"
 #include "workers/parallel_as_caller.hpp"
 
+// scaled_dot_product_attention takes a scale from LibTorch 2.1 on.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define LINSWEEP_FUSED_ATTENTION 1
+#else
+#define LINSWEEP_FUSED_ATTENTION 0
+#endif
+
 namespace linsweep {
 namespace {
+
+constexpr bool kHasFusedAttention = LINSWEEP_FUSED_ATTENTION;
 
 // Additive mask [T, T]: 0 on and below the diagonal, -inf above; folded into the scores' GEMM
 // so that scaling and masking cost no extra pass over them.
@@ -43,8 +55,21 @@ at::Tensor per_head(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor
 
 }  // namespace
 
+bool fused_attention_available() noexcept { return kHasFusedAttention; }
+
+at::Tensor fused_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+#if LINSWEEP_FUSED_ATTENTION
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true, scale);
+#else
+  (void)q, (void)k, (void)v, (void)scale;
+  throw ModelError("fused attention needs LibTorch 2.1 or later (this is " TORCH_VERSION ")");
+#endif
+}
+
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
   const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
+  if (kHasFusedAttention && !q.device().is_cpu())
+    return fused_causal_attention(q, k, v, scale).transpose(1, 2).reshape({B, T, H * hd});
   const at::Tensor mask = additive_causal_mask(T, q.options());
   const at::Tensor qf = q.reshape({B * H, T, hd});
   const at::Tensor kt = k.reshape({B * H, T, hd}).transpose(1, 2);

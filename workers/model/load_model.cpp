@@ -1,4 +1,5 @@
-// Parameter-by-parameter copy from a safetensors checkpoint into the architecture's module.
+// Parameter-by-parameter copy from a safetensors checkpoint into the architecture's module,
+// already on its device.
 #include "workers/model/load_model.hpp"
 
 #include <ATen/ATen.h>
@@ -65,6 +66,13 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
 
   torch::NoGradGuard no_grad;
   auto model = arch.build(config);
+  // The module goes to its device and dtype before the weights arrive: each tensor of the file
+  // then travels once, in the dtype it is stored in, straight into its parameter (converted
+  // there), and no float32 copy of the whole model is ever held in host memory. On a GPU the
+  // copies leave from pinned memory without waiting, so reading the next tensor overlaps them;
+  // the stream orders them before any use of the model.
+  model->to(at::Device(device), dtype);
+  const bool cuda = at::Device(device).is_cuda();
   std::set<std::string> used;
   std::set<std::string> stored_dtypes;
   for (auto& item : model->named_parameters(/*recurse=*/true)) {
@@ -83,8 +91,9 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
     if (at::IntArrayRef(info->shape) != param.sizes())
       throw ModelError(where + ": tensor '" + key + "' has shape " + shape_text(info->shape) +
                        " but config.json implies " + shape_text(param.sizes()));
-    param.copy_(
-        copy_tensor(*info, {DType::kF32, DType::kF16, DType::kBF16}, where, "; weights must be F32, F16 or BF16"));
+    param.copy_(copy_tensor(*info, {DType::kF32, DType::kF16, DType::kBF16}, where,
+                            "; weights must be F32, F16 or BF16", /*pinned=*/cuda),
+                /*non_blocking=*/cuda);
     drop_resident_pages(info->data);  // the copy is what stays: peak memory holds one tensor of the file
     stored_dtypes.insert(dtype_name(info->dtype));
     used.insert(key);
@@ -97,7 +106,6 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
       throw ModelError(where + ": unexpected tensor '" + name + "' for a " + config.architecture +
                        " model with this config.json (wrong architecture or layer count?)");
   }
-  model->to(at::Device(device), dtype);
   model->eval();
   out.model = model;
   out.device = device;

@@ -30,7 +30,8 @@ at::ScalarType cuda_autocast_dtype() { return at::autocast::get_autocast_gpu_dty
 void set_cuda_autocast_dtype(at::ScalarType t) { at::autocast::set_autocast_gpu_dtype(t); }
 #endif
 
-// bf16 autocast for the forward pass on CUDA; restores the previous state on exit.
+// bf16 autocast for the forward pass on CUDA when `cuda` is true; restores the previous state on
+// exit.
 class AutocastScope {
  public:
   explicit AutocastScope(bool cuda) : active_(cuda) {
@@ -115,7 +116,7 @@ StepStats Trainer::step(std::int64_t step, const std::function<at::Tensor(double
     const at::Tensor x = at::from_blob(ids.data(), {mine, T}, at::kInt).to(at::kLong).to(device);
     at::Tensor loss;
     {
-      AutocastScope autocast(device.is_cuda());
+      AutocastScope autocast(device.is_cuda() && options_.bf16_autocast);
       loss = next_token_loss(model_, x, /*sum=*/true) / static_cast<double>(B * (T - 1));
     }
     at::Tensor total = loss;

@@ -25,6 +25,9 @@ struct TrainerOptions {
   std::int64_t warmup = 0;       // steps of linear warmup
   std::int64_t total_steps = 0;  // for the cosine schedule
   std::int64_t step_offset = 0;  // the schedule's step 0 (a later phase's first global step)
+  // On CUDA, the forward pass under bfloat16 autocast (master weights stay float32); on the
+  // CPU training is always float32.
+  bool bf16_autocast = false;
 };
 
 struct StepStats {
@@ -38,7 +41,8 @@ struct StepStats {
 // call, such as soft gates) on `train`. Step s reads BatchOrder(seed)'s windows for s;
 // within a worker group each rank takes a contiguous share of them, and gradients, losses and
 // the set of parameters that received a gradient are summed over the group, so every rank
-// applies the same update. On CUDA the forward runs under bf16 autocast; on CPU in float32.
+// applies the same update. On CUDA the forward runs under bf16 autocast when the options ask
+// for it, else in float32; on CPU in float32.
 // The model, windows and communicator must outlive the trainer. Not thread safe.
 class Trainer {
  public:

@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
+#include "common/errors.hpp"
 #include "support/catch.hpp"
 #include "support/numerics.hpp"
 #include "workers/blas_threads.hpp"
@@ -30,7 +31,40 @@ bool agree(const at::Tensor& got, const at::Tensor& want, const at::Tensor& magn
   return (got - want).abs().le(magnitude * (2.0 * static_cast<double>(k) * test::kU32)).all().item<bool>();
 }
 
+// `got` [B, T, H·hd] against causal attention of q, k, v [B, H, T, hd] in float64: the scores'
+// error E ≤ γ_hd·scale·(|q|·|k|ᵀ) moves each probability by a factor within e^{±2E}, and the
+// second product adds γ_T relative to P·|V| (softmax's own roundings, and an online softmax's
+// rescalings, are a few u32 more); the bound doubles that first-order sum.
+bool within_attention_bound(const at::Tensor& got, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            double scale) {
+  const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
+  const at::Tensor qd = q.to(at::kDouble), kd = k.to(at::kDouble), vd = v.to(at::kDouble);
+  const at::Tensor mask = at::ones({T, T}, at::kBool).triu(1);
+  const at::Tensor s = at::matmul(qd, kd.transpose(-1, -2)).mul(scale).masked_fill(mask, -INFINITY);
+  const at::Tensor p = at::softmax(s, -1);
+  const at::Tensor want = at::matmul(p, vd).transpose(1, 2).reshape({B, T, H * hd});
+  const at::Tensor e = at::matmul(qd.abs(), kd.abs().transpose(-1, -2)).mul(scale * hd * test::kU32);
+  const at::Tensor row_e = e.masked_fill(mask, 0).amax(-1, /*keepdim=*/true);
+  const at::Tensor pv = at::matmul(p, vd.abs());
+  const at::Tensor bound = (pv * (2.0 * row_e + (T + 8) * test::kU32) * 2.0).transpose(1, 2).reshape({B, T, H * hd});
+  return (got.to(at::kDouble) - want).abs().le(bound).all().item<bool>();
+}
+
 }  // namespace
+
+TEST_CASE("fused_causal_attention agrees with float64 where LibTorch has it, and is refused where not") {
+  at::manual_seed(13);
+  const std::int64_t B = 2, H = 3, T = 40, hd = 16;
+  const at::Tensor q = at::randn({B, H, T, hd}), k = at::randn({B, H, T, hd}), v = at::randn({B, H, T, hd});
+  c10::InferenceMode guard;
+  if (!fused_attention_available()) {
+    CHECK_THROWS_AS(fused_causal_attention(q, k, v, 0.25), ModelError);
+    return;
+  }
+  const at::Tensor fused = fused_causal_attention(q, k, v, 0.25);
+  REQUIRE(fused.sizes() == at::IntArrayRef({B, H, T, hd}));
+  CHECK(within_attention_bound(fused.transpose(1, 2).reshape({B, T, H * hd}), q, k, v, 0.25));
+}
 
 TEST_CASE("threaded_linear gives at::linear's values, cut by columns or by rows") {
   TorchThreads two(2);
@@ -97,20 +131,8 @@ TEST_CASE("causal_attention per head on two threads gives the batched product's 
     batched = causal_attention(q, k, v, scale);
   }
   REQUIRE(split.sizes() == at::IntArrayRef({B, T, H * hd}));
-  // Against float64: the scores' error E ≤ γ_hd·scale·(|q|·|k|ᵀ) moves each probability by a
-  // factor within e^{±2E}, and the second product adds γ_T relative to P·|V| (softmax's own
-  // roundings are a few u32 more); the bound doubles that first-order sum.
-  const at::Tensor qd = q.to(at::kDouble), kd = k.to(at::kDouble), vd = v.to(at::kDouble);
-  const at::Tensor mask = at::ones({T, T}, at::kBool).triu(1);
-  const at::Tensor s = at::matmul(qd, kd.transpose(-1, -2)).mul(scale).masked_fill(mask, -INFINITY);
-  const at::Tensor p = at::softmax(s, -1);
-  const at::Tensor want = at::matmul(p, vd).transpose(1, 2).reshape({B, T, H * hd});
-  const at::Tensor e = at::matmul(qd.abs(), kd.abs().transpose(-1, -2)).mul(scale * hd * test::kU32);
-  const at::Tensor row_e = e.masked_fill(mask, 0).amax(-1, /*keepdim=*/true);
-  const at::Tensor pv = at::matmul(p, vd.abs());
-  const at::Tensor bound = (pv * (2.0 * row_e + (T + 8) * test::kU32) * 2.0).transpose(1, 2).reshape({B, T, H * hd});
-  CHECK((split.to(at::kDouble) - want).abs().le(bound).all().item<bool>());
-  CHECK((batched.to(at::kDouble) - want).abs().le(bound).all().item<bool>());
+  CHECK(within_attention_bound(split, q, k, v, scale));
+  CHECK(within_attention_bound(batched, q, k, v, scale));
   // With gradients recorded it is the batched product, and differentiable.
   TorchThreads two(2);
   const at::Tensor qg = q.clone().requires_grad_(true);

@@ -25,7 +25,7 @@ std::string brown_dir() { return cache_dir() + "/brown"; }
 std::string fixture_text(const std::string& name) {
   return test::read_text(test::data_dir() + "/tokenizer/" + name + ".txt");
 }
-std::vector<TokenId> expected_ids(const std::string& file) {
+std::vector<TokenId> golden_ids(const std::string& file) {
   return nlohmann::json::parse(test::read_text(test::data_dir() + "/tokenizer/" + file)).get<std::vector<TokenId>>();
 }
 
@@ -67,7 +67,7 @@ TEST_CASE("good_: cutting the 767-merge fixture tokenizer to all its merges repr
   const Tokenizer& tok = *tok_owner;
   for (const char* name : {"edge", "brown_fiction"}) {
     INFO(name);
-    CHECK(tok.encode(fixture_text(name)) == expected_ids(std::string(name) + ".k767.json"));
+    CHECK(tok.encode(fixture_text(name)) == golden_ids(std::string(name) + ".k767.json"));
   }
 }
 
@@ -181,7 +181,7 @@ TEST_CASE("[gpt2] GPT-2's own files keep the merge-order numbering; the cuts giv
   const Tokenizer& tok = *tok_owner;
     for (const char* name : {"edge", "brown_fiction"}) {
       INFO(name << " k=" << k);
-      CHECK(tok.encode(fixture_text(name)) == expected_ids(std::string(name) + ".k" + std::to_string(k) + ".json"));
+      CHECK(tok.encode(fixture_text(name)) == golden_ids(std::string(name) + ".k" + std::to_string(k) + ".json"));
     }
   }
 }
