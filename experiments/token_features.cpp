@@ -183,7 +183,8 @@ std::vector<std::string> stream_pos(const ExperimentInput& in, const Tokenizer& 
     for (TokenId id : ids) {
       expect(id);
       const std::size_t len = tok.decode({id}).size();
-      const std::size_t begin = offset > shift ? offset - shift : 0, end = offset + len > shift ? offset + len - shift : 0;
+      const std::size_t begin = offset > shift ? offset - shift : 0,
+                        end = offset + len > shift ? offset + len - shift : 0;
       std::size_t at = begin;
       while (at < end && at < doc.text.size() && std::isspace(static_cast<unsigned char>(doc.text[at]))) ++at;
       while (word < doc.words.size() && doc.words[word].end <= at) ++word;

@@ -48,7 +48,8 @@ int run_inspect(const InspectArgs& a) {
   }
   try {
     const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
-    j["tokenizer"] = {{"file", tok->source()}, {"vocab", tok->vocab_size()}, {"document_prefix", tok->document_prefix()}};
+    j["tokenizer"] = {
+        {"file", tok->source()}, {"vocab", tok->vocab_size()}, {"document_prefix", tok->document_prefix()}};
     if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(tok.get())) j["tokenizer"]["merges"] = bpe->merge_count();
     if (tok->eos_id()) j["tokenizer"]["eos_id"] = *tok->eos_id();
   } catch (const InputError& e) {

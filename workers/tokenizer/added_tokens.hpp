@@ -34,7 +34,7 @@ class AddedTokenMatcher {
              const std::function<void(TokenId)>& token) const;
 
  private:
-  std::vector<AddedToken> tokens_;                 // longest first
+  std::vector<AddedToken> tokens_;                           // longest first
   std::array<std::vector<std::size_t>, 256> by_first_byte_;  // indices into tokens_
 };
 

@@ -77,7 +77,8 @@ BpeTokenizer BpeTokenizer::from_vocab_merges(const std::string& vocab_path, cons
 void BpeTokenizer::finish(const std::string& vocab_source, const std::string& merges_source,
                           const std::vector<std::pair<std::string, std::string>>& merges) {
   byte_level_ = pre_tokenizer_->byte_level();
-  space_marker_ = !pre_tokenizer_->space_marker().empty() ? pre_tokenizer_->space_marker() : normalizer_->space_marker();
+  space_marker_ =
+      !pre_tokenizer_->space_marker().empty() ? pre_tokenizer_->space_marker() : normalizer_->space_marker();
   for (const auto& [tok, id] : token_to_id_) id_to_token_[id] = tok;
   for (const auto& [id, tok] : added_by_id_) id_to_token_.emplace(id, tok);
   for (const auto& [id, tok] : id_to_token_) id_limit_ = std::max(id_limit_, id + 1);
@@ -86,7 +87,8 @@ void BpeTokenizer::finish(const std::string& vocab_source, const std::string& me
     for (int b = 0; b < 256; ++b) {
       auto it = token_to_id_.find(bytes[static_cast<std::size_t>(b)]);
       if (it == token_to_id_.end())
-        throw InputError(vocab_source + ": vocab has no token for byte " + std::to_string(b) + " (not byte-level BPE?)");
+        throw InputError(vocab_source + ": vocab has no token for byte " + std::to_string(b) +
+                         " (not byte-level BPE?)");
       byte_ids_[b] = it->second;
     }
   }
@@ -111,8 +113,11 @@ std::optional<TokenId> BpeTokenizer::find_token(const std::string& content) cons
 }
 
 std::string BpeTokenizer::describe() const {
-  return source_ + ": " + (byte_level_ ? "byte-level BPE" : byte_fallback_ ? "BPE with byte fallback" : "BPE") + ", " +
-         std::to_string(vocab_size()) + " tokens, " + std::to_string(merges_.size()) + " merges";
+  return source_ + ": " +
+         (byte_level_      ? "byte-level BPE"
+          : byte_fallback_ ? "BPE with byte fallback"
+                           : "BPE") +
+         ", " + std::to_string(vocab_size()) + " tokens, " + std::to_string(merges_.size()) + " merges";
 }
 
 void BpeTokenizer::initial_symbols(std::string_view word, const std::string& what, std::vector<TokenId>* sym) const {
@@ -229,8 +234,9 @@ void BpeTokenizer::encode_segment(std::string_view segment, bool at_start, bool 
 std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool allow_special, const std::string& what) const {
   require_utf8(text, what);
   if (allow_special && !stripping_special_.empty())
-    throw InputError(source_ + ": special token '" + printable(stripping_special_) +
-                     "' strips whitespace (lstrip, rstrip or single_word), which matching special tokens does not implement");
+    throw InputError(
+        source_ + ": special token '" + printable(stripping_special_) +
+        "' strips whitespace (lstrip, rstrip or single_word), which matching special tokens does not implement");
   std::vector<TokenId> out;
   out.reserve(text.size() / 3 + 1);
   std::unordered_map<std::string, std::vector<TokenId>> cache;
@@ -261,7 +267,8 @@ std::string BpeTokenizer::decode(const std::vector<TokenId>& ids) const {
     const std::string& tok = it->second;
     if (!byte_level_) {
       unsigned b = 0;
-      if (byte_fallback_ && tok.size() == 6 && std::sscanf(tok.c_str(), "<0x%2X>", &b) == 1 && tok == byte_fallback_name(static_cast<unsigned char>(b))) {
+      if (byte_fallback_ && tok.size() == 6 && std::sscanf(tok.c_str(), "<0x%2X>", &b) == 1 &&
+          tok == byte_fallback_name(static_cast<unsigned char>(b))) {
         out.push_back(static_cast<char>(b));
         continue;
       }

@@ -80,19 +80,19 @@ class BpeTokenizer final : public Tokenizer {
   void bpe_word(std::string_view word, const std::string& what, std::vector<TokenId>* out) const;
   std::optional<TokenId> find_token(const std::string& content) const;
 
-  std::unordered_map<std::string, TokenId> token_to_id_;    // the model's vocab
-  std::unordered_map<TokenId, std::string> id_to_token_;    // vocab and added tokens
-  std::unordered_map<TokenId, std::string> added_by_id_;    // added tokens: decoded as written
+  std::unordered_map<std::string, TokenId> token_to_id_;  // the model's vocab
+  std::unordered_map<TokenId, std::string> id_to_token_;  // vocab and added tokens
+  std::unordered_map<TokenId, std::string> added_by_id_;  // added tokens: decoded as written
   std::unordered_map<std::uint64_t, Merge> merges_;
   std::unique_ptr<HfNormalizer> normalizer_;
   std::unique_ptr<HfPreTokenizer> pre_tokenizer_;
   AddedTokenMatcher raw_added_, normalized_added_;
-  TokenId byte_ids_[256] = {};   // byte-level: the token of each byte
+  TokenId byte_ids_[256] = {};  // byte-level: the token of each byte
   bool byte_level_ = true;
   bool byte_fallback_ = false, fuse_unk_ = false, ignore_merges_ = false;
   std::optional<TokenId> unk_;
   std::string stripping_special_;  // a special token with lstrip/rstrip/single_word, if any
-  std::string space_marker_;  // what a space became ("▁"), decoded back to a space
+  std::string space_marker_;       // what a space became ("▁"), decoded back to a space
   TokenId id_limit_ = 0;
 };
 

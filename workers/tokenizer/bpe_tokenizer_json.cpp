@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::size_t kMaxTokenizerJsonBytes = 256u << 20;
 
-std::vector<std::pair<std::string, std::string>> read_json_merges(const nlohmann::json& model, const std::string& path) {
+std::vector<std::pair<std::string, std::string>> read_json_merges(const nlohmann::json& model,
+                                                                  const std::string& path) {
   std::vector<std::pair<std::string, std::string>> merges;
   if (!model.contains("merges") || model["merges"].is_null()) return merges;
   if (!model["merges"].is_array()) throw InputError(path + ": model: 'merges' is not an array");
@@ -46,7 +47,8 @@ void check_bpe_options(const nlohmann::json& model, const std::string& path) {
       !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0))
     throw InputError(path + ": model: 'dropout' is not supported (random merges)");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    if (model.contains(key) && !model[key].is_null() && !(model[key].is_string() && model[key].get<std::string>().empty()))
+    if (model.contains(key) && !model[key].is_null() &&
+        !(model[key].is_string() && model[key].get<std::string>().empty()))
       throw InputError(path + ": model: '" + key + "' is not supported");
   }
 }
@@ -149,7 +151,8 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path, const To
   if (model.contains("unk_token") && !model["unk_token"].is_null()) {
     const std::string unk = hf_json::string_at(model, "unk_token", path, "model");
     auto it = t.token_to_id_.find(unk);
-    if (it == t.token_to_id_.end()) throw InputError(path + ": model: unk_token '" + printable(unk) + "' is not in the vocab");
+    if (it == t.token_to_id_.end())
+      throw InputError(path + ": model: unk_token '" + printable(unk) + "' is not in the vocab");
     t.unk_ = it->second;
   }
   *t.normalizer_ = HfNormalizer::from_json(j.value("normalizer", nlohmann::json()), path);
@@ -168,9 +171,11 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path, const To
   OwnSpecials own;
   read_post_processor(j.value("post_processor", nlohmann::json()), path, 0, &own.prefix, &own.suffix);
   for (TokenId id : own.prefix)
-    if (t.id_to_token_.count(id) == 0) throw InputError(path + ": post_processor: id " + std::to_string(id) + " is not in the vocabulary");
+    if (t.id_to_token_.count(id) == 0)
+      throw InputError(path + ": post_processor: id " + std::to_string(id) + " is not in the vocabulary");
   for (TokenId id : own.suffix)
-    if (t.id_to_token_.count(id) == 0) throw InputError(path + ": post_processor: id " + std::to_string(id) + " is not in the vocabulary");
+    if (t.id_to_token_.count(id) == 0)
+      throw InputError(path + ": post_processor: id " + std::to_string(id) + " is not in the vocabulary");
   for (const char* name : {"<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>"}) {
     own.eos = t.find_token(name);
     if (own.eos) break;

@@ -43,11 +43,11 @@ Pattern pattern_at(const nlohmann::json& j, const std::string& path, const std::
   throw InputError(path + ": " + where + ": 'pattern' must be {\"Regex\": \"…\"} or {\"String\": \"…\"}");
 }
 
-void read_vocab(const nlohmann::json& vocab, const std::string& source,
-                       std::unordered_map<std::string, TokenId>* out) {
+void read_vocab(const nlohmann::json& vocab, const std::string& source, std::unordered_map<std::string, TokenId>* out) {
   if (!vocab.is_object()) throw InputError(source + ": vocab is not a JSON object");
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    if (!it.value().is_number_integer()) throw InputError(source + ": id of '" + printable(it.key()) + "' is not an integer");
+    if (!it.value().is_number_integer())
+      throw InputError(source + ": id of '" + printable(it.key()) + "' is not an integer");
     auto id = it.value().get<std::int64_t>();
     if (id < 0 || id >= (1 << 30)) throw InputError(source + ": id of '" + printable(it.key()) + "' is out of range");
     (*out)[it.key()] = static_cast<TokenId>(id);

@@ -18,7 +18,8 @@ std::string unicode_normalize(std::string_view text, const icu::Normalizer2* (*i
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* n = instance(status);
   if (U_FAILURE(status)) throw InputError(std::string("ICU normalizer unavailable: ") + u_errorName(status));
-  const icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+  const icu::UnicodeString u =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
   const icu::UnicodeString out = n->normalize(u, status);
   if (U_FAILURE(status)) throw InputError(std::string("Unicode normalization failed: ") + u_errorName(status));
   std::string s;
@@ -49,7 +50,9 @@ void HfNormalizer::add(const nlohmann::json& j, const std::string& path, int dep
                           : type == "NFD"  ? Kind::kNfd
                           : type == "NFKC" ? Kind::kNfkc
                                            : Kind::kNfkd,
-                          {}, {}, nullptr});
+                          {},
+                          {},
+                          nullptr});
   } else if (type == "Prepend") {
     steps_.push_back(Step{Kind::kPrepend, hf_json::string_at(j, "prepend", path, "normalizer Prepend"), {}, nullptr});
   } else if (type == "Replace") {
@@ -88,7 +91,8 @@ std::string HfNormalizer::apply(std::string_view text) const {
         if (step.regex) {
           hits = step.regex->find_all(s);
         } else if (!step.text.empty()) {
-          for (std::size_t at = s.find(step.text); at != std::string::npos; at = s.find(step.text, at + step.text.size()))
+          for (std::size_t at = s.find(step.text); at != std::string::npos;
+               at = s.find(step.text, at + step.text.size()))
             hits.emplace_back(at, at + step.text.size());
         }
         std::string out;

@@ -35,8 +35,8 @@ class HfNormalizer {
   enum class Kind { kNfc, kNfd, kNfkc, kNfkd, kPrepend, kReplace };
   struct Step {
     Kind kind;
-    std::string text;     // Prepend: the prefix; Replace: the literal pattern
-    std::string content;  // Replace: what a match becomes
+    std::string text;                            // Prepend: the prefix; Replace: the literal pattern
+    std::string content;                         // Replace: what a match becomes
     std::shared_ptr<const RegexSplitter> regex;  // Replace with a Regex pattern
   };
   void add(const nlohmann::json& j, const std::string& path, int depth);

@@ -1,8 +1,8 @@
 // tokenizer.json pre-tokenizers, each applied to every word the previous one made.
 #include "workers/tokenizer/hf_pre_tokenizer.hpp"
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -20,8 +20,8 @@ struct SplitSegment {
 };
 
 // The pieces of `s` between and at `matches`, covering all of it.
-std::vector<SplitSegment> split_segments(std::size_t size, const std::vector<std::pair<std::size_t, std::size_t>>& matches,
-                              bool invert) {
+std::vector<SplitSegment> split_segments(std::size_t size,
+                                         const std::vector<std::pair<std::size_t, std::size_t>>& matches, bool invert) {
   std::vector<SplitSegment> out;
   std::size_t prev = 0;
   for (const auto& [a, b] : matches) {
@@ -95,7 +95,8 @@ void HfPreTokenizer::add(const nlohmann::json& j, const std::string& path, int d
       else if (scheme == "never")
         s.prepend = Prepend::kNever;
       else
-        throw InputError(path + ": " + where + ": prepend_scheme '" + printable(scheme) + "' is not always, first or never");
+        throw InputError(path + ": " + where + ": prepend_scheme '" + printable(scheme) +
+                         "' is not always, first or never");
     } else {
       s.prepend = hf_json::bool_or(j, "add_prefix_space", true, path, where) ? Prepend::kAlways : Prepend::kNever;
     }

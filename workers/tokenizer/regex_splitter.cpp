@@ -67,7 +67,8 @@ std::vector<std::pair<std::size_t, std::size_t>> RegexSplitter::find_all(std::st
     if (U_FAILURE(status)) break;
     if (b > a) out.emplace_back(static_cast<std::size_t>(a), static_cast<std::size_t>(b));
   }
-  if (U_FAILURE(status)) throw InputError(what_ + ": regular expression failed on the text (" + u_errorName(status) + ")");
+  if (U_FAILURE(status))
+    throw InputError(what_ + ": regular expression failed on the text (" + u_errorName(status) + ")");
   return out;
 }
 

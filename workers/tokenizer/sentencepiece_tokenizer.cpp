@@ -52,7 +52,8 @@ void SentencePieceTokenizer::encode_plain(std::string_view text, const std::stri
                                           std::vector<TokenId>* out) const {
   std::vector<int> ids;
   const auto status = sp_->Encode(text, &ids);
-  if (!status.ok()) throw InputError(what + ": SentencePiece could not encode it (" + printable(status.ToString()) + ")");
+  if (!status.ok())
+    throw InputError(what + ": SentencePiece could not encode it (" + printable(status.ToString()) + ")");
   out->insert(out->end(), ids.begin(), ids.end());
 }
 

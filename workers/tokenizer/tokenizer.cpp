@@ -58,7 +58,8 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir) {
     return std::make_unique<SentencePieceTokenizer>(
         SentencePieceTokenizer::from_model_file(dir + "/tokenizer.model", config));
   if (is_regular_file(dir + "/vocab.json") && is_regular_file(dir + "/merges.txt"))
-    return std::make_unique<BpeTokenizer>(BpeTokenizer::from_vocab_merges(dir + "/vocab.json", dir + "/merges.txt", config));
+    return std::make_unique<BpeTokenizer>(
+        BpeTokenizer::from_vocab_merges(dir + "/vocab.json", dir + "/merges.txt", config));
   throw InputError(dir + ": no tokenizer (tokenizer.json, tokenizer.model, or vocab.json + merges.txt)");
 }
 

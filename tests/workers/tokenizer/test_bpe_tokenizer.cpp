@@ -67,9 +67,9 @@ TEST_CASE("pretokenizer splits like GPT-2's regex") {
 }
 
 TEST_CASE("truncated tokenizer (767 merges) in all three file forms gives the reference ids") {
-  const auto vm_owner = load_tokenizer(test::model_dir("tiny-gpt2"));         // vocab + merges
+  const auto vm_owner = load_tokenizer(test::model_dir("tiny-gpt2"));  // vocab + merges
   const Tokenizer& vm = *vm_owner;
-  const auto strings_owner = load_tokenizer(test::model_dir("tiny-neox"));    // "a b"
+  const auto strings_owner = load_tokenizer(test::model_dir("tiny-neox"));  // "a b"
   const Tokenizer& strings = *strings_owner;
   const auto pairs_owner = load_tokenizer(test::model_dir("tiny-neox-seq"));  // ["a", "b"]
   const Tokenizer& pairs = *pairs_owner;

@@ -178,7 +178,7 @@ TEST_CASE("[gpt2] GPT-2's own files keep the merge-order numbering; the cuts giv
     const std::string out = dir / ("k" + std::to_string(k));
     truncate_bpe(test::gpt2_tokenizer_dir(), k, out);
     const auto tok_owner = load_tokenizer(out);
-  const Tokenizer& tok = *tok_owner;
+    const Tokenizer& tok = *tok_owner;
     for (const char* name : {"edge", "brown_fiction"}) {
       INFO(name << " k=" << k);
       CHECK(tok.encode(fixture_text(name)) == golden_ids(std::string(name) + ".k" + std::to_string(k) + ".json"));
