@@ -16,6 +16,7 @@ int fuzz_model_config(const std::uint8_t* data, std::size_t size);
 int fuzz_vocab_merges(const std::uint8_t* data, std::size_t size);
 int fuzz_tokenizer_json(const std::uint8_t* data, std::size_t size);
 int fuzz_tokenizer_model(const std::uint8_t* data, std::size_t size);
+int fuzz_tokenizer_config(const std::uint8_t* data, std::size_t size);
 int fuzz_spec(const std::uint8_t* data, std::size_t size);
 int fuzz_unit_file(const std::uint8_t* data, std::size_t size);
 int fuzz_wikitext(const std::uint8_t* data, std::size_t size);
@@ -37,6 +38,7 @@ inline const std::vector<FuzzTarget>& fuzz_targets() {
       {"vocab_merges", fuzz_vocab_merges},
       {"tokenizer_json", fuzz_tokenizer_json},
       {"tokenizer_model", fuzz_tokenizer_model},
+      {"tokenizer_config", fuzz_tokenizer_config},
       {"spec", fuzz_spec},
       {"unit_file", fuzz_unit_file},
       {"wikitext", fuzz_wikitext},
