@@ -1,9 +1,11 @@
-"""Shared by the bench Python scripts: integer command-line options, and safetensors files
-written by hand (no safetensors package), tensor by tensor. Imports no numpy (it takes numpy
-arrays but names their dtypes as strings): gate_training.py parses its options before numpy
-loads, so that its thread limits hold."""
+"""Shared by the bench Python scripts and the tests' checkpoint generator: integer command-line
+options, safetensors files written by hand (no safetensors package), tensor by tensor, and
+random checkpoints. Imports numpy only inside the functions that make arrays (it names dtypes as
+strings otherwise): gate_training.py parses its options before numpy loads, so that its thread
+limits hold."""
 import json
 import math
+import os
 import struct
 
 
@@ -21,10 +23,10 @@ def to_bfloat16_bits(x):
 
 
 def write_safetensors(path, tensors, dtype, blobs, metadata=None):
-    """Writes a safetensors file: tensors is [(name, shape)] in file order, dtype "F32" or "BF16"
-    (all of them), blobs yields each tensor's bytes in that order (a generator keeps memory at one
+    """Writes a safetensors file: tensors is [(name, shape)] in file order, dtype "F32", "F16" or
+    "BF16" (all of them), blobs yields each tensor's bytes in that order (a generator keeps memory at one
     tensor), metadata an optional __metadata__ dict. Returns the file's size in bytes."""
-    width = {"F32": 4, "BF16": 2}[dtype]
+    width = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
     header, offset = ({"__metadata__": metadata} if metadata else {}), 0
     for name, shape in tensors:
         size = math.prod(shape) * width
@@ -38,3 +40,35 @@ def write_safetensors(path, tensors, dtype, blobs, metadata=None):
         for b in blobs:
             f.write(b)
     return 8 + len(text) + offset
+
+
+def write_random_checkpoint(out, tensors, dtype, rng, tokens=0, vocab=0, tag="checkpoint"):
+    """Writes OUT/model.safetensors from tensors [(name, shape, std)], each drawn in turn from the
+    numpy Generator rng as float32 (std None: ones; 0: zeros; else normal(0, std)) and stored as
+    dtype "float32" or "bfloat16", one tensor in memory at a time, with {"format": "pt"} metadata;
+    with tokens > 0 also OUT/tokens.npy, that many ids below vocab drawn after the weights (uint16
+    when they fit). Progress goes to stderr as "TAG: i/n tensors". Returns (parameters, bytes)."""
+    import sys
+
+    import numpy as np
+
+    def values(shape, std):
+        if std is None:
+            return np.ones(shape, np.float32)
+        if std == 0.0:
+            return np.zeros(shape, np.float32)
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+
+    def blobs():
+        for i, (_, shape, std) in enumerate(tensors):
+            x = values(shape, std)
+            yield (x if dtype == "float32" else to_bfloat16_bits(x)).tobytes()
+            if i % 24 == 0:
+                print(f"{tag}: {i + 1}/{len(tensors)} tensors", file=sys.stderr)
+
+    size = write_safetensors(os.path.join(out, "model.safetensors"), [(n, s) for n, s, _ in tensors],
+                             "F32" if dtype == "float32" else "BF16", blobs(), metadata={"format": "pt"})
+    if tokens:
+        ids = rng.integers(0, vocab, tokens)
+        np.save(os.path.join(out, "tokens.npy"), ids.astype(np.uint16 if vocab <= 65536 else np.int64))
+    return sum(math.prod(s) for _, s, _ in tensors), size

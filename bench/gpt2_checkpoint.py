@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import int_options, to_bfloat16_bits, write_safetensors  # noqa: E402
+from benchlib import int_options, write_random_checkpoint  # noqa: E402
 
 
 def tensor_list(layers, d, vocab, ctx):
@@ -32,15 +32,6 @@ def tensor_list(layers, d, vocab, ctx):
                 (p + "mlp.c_proj.weight", (4 * d, d), proj_std), (p + "mlp.c_proj.bias", (d,), 0.0)]
     out += [("ln_f.weight", (d,), None), ("ln_f.bias", (d,), 0.0)]
     return out
-
-
-def values(rng, shape, std):
-    """float32 values: ones for LayerNorm gains (std None), zeros (std 0), else normal(0, std)."""
-    if std is None:
-        return np.ones(shape, np.float32)
-    if std == 0.0:
-        return np.zeros(shape, np.float32)
-    return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
 
 
 def main():
@@ -63,21 +54,8 @@ def main():
         json.dump(config, f, indent=2)
 
     tensors = tensor_list(a.layers, a.d, a.vocab, a.ctx)
-    rng = np.random.default_rng(a.seed)
-
-    def blobs():
-        for i, (_, shape, std) in enumerate(tensors):
-            x = values(rng, shape, std)
-            yield (x if a.dtype == "float32" else to_bfloat16_bits(x)).tobytes()
-            if i % 24 == 0:
-                print(f"gpt2_checkpoint: {i + 1}/{len(tensors)} tensors", file=sys.stderr)
-
-    size = write_safetensors(os.path.join(a.out, "model.safetensors"), [(n, s) for n, s, _ in tensors],
-                             "F32" if a.dtype == "float32" else "BF16", blobs(), metadata={"format": "pt"})
-    params = sum(int(np.prod(s)) for _, s, _ in tensors)
-    if a.tokens:
-        ids = rng.integers(0, a.vocab, a.tokens)
-        np.save(os.path.join(a.out, "tokens.npy"), ids.astype(np.uint16 if a.vocab <= 65536 else np.int64))
+    params, size = write_random_checkpoint(a.out, tensors, a.dtype, np.random.default_rng(a.seed), a.tokens, a.vocab,
+                                           "gpt2_checkpoint")
     print(json.dumps({"out": a.out, "dtype": a.dtype, "parameters": params, "bytes": size,
                       "tokens": a.tokens}))
 

@@ -13,9 +13,13 @@ namespace linsweep {
 // constructor clears the flag and the destructor restores the previous dispositions. A
 // handler can only write a sig_atomic_t, so there is one flag per process: recorders must
 // not overlap in time. received() is async-signal-safe and may be read from any thread.
+// A second SIGINT while the flag holds SIGINT (Ctrl-C twice) ends the process by that signal,
+// as if no recorder were installed: units already committed stay committed.
 class SignalRecorder {
  public:
-  explicit SignalRecorder(std::initializer_list<int> signals);
+  // `first_sigint_note` (a string that outlives the recorder, or null): written to stderr by the
+  // handler itself when the first SIGINT arrives, for a process whose one thread is busy then.
+  explicit SignalRecorder(std::initializer_list<int> signals, const char* first_sigint_note = nullptr);
   ~SignalRecorder();
   SignalRecorder(const SignalRecorder&) = delete;
   SignalRecorder& operator=(const SignalRecorder&) = delete;

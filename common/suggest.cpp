@@ -30,6 +30,10 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
     const std::size_t d = edit_distance(name, k);
     if (d < best_distance) best = k, best_distance = d;
   }
+  if (!best.empty() || name.size() < 3) return best;
+  for (const auto& k : known)  // an abbreviation: "delta" for "delta_pct"
+    if (k.size() > name.size() && k.compare(0, name.size(), name) == 0 && (best.empty() || k.size() < best.size()))
+      best = k;
   return best;
 }
 

@@ -11,7 +11,8 @@ namespace linsweep {
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
 // The element of `known` closest to `name` when it is at most max(1, |name| / 3) edits away
-// (ties: the first), else "". Case-sensitive.
+// (ties: the first); else, for a name of 3 or more bytes, the shortest element that begins with
+// it (an abbreviation: "delta" for "delta_pct"); else "". Case-sensitive.
 std::string closest_name(const std::string& name, const std::vector<std::string>& known);
 
 // " (did you mean 'x'?)" for closest_name, or "".

@@ -1,13 +1,15 @@
 // `all_linear`: the perplexity cost of replacing one layer's MLP by its surrogate at every
 // position, with a bootstrap 95% interval over windows (docs/methods.md, "All-linear cost").
 // One base pass per batch caches the residual stream entering every selected layer; layer ℓ's
-// substitution then recomputes only layers ℓ..L−1 from that cache.
+// substitution then recomputes only layers ℓ..L−1 from that cache. The same costs on the select
+// split, when the spec has one, are what progressive orders its layers by.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -54,9 +56,25 @@ struct AllLinearUnitParams {
   std::int64_t seed = 0;
   bool prefix_cache = true;
   std::string format;
+  std::optional<Split> select;  // the spec's select split, when it has one: the cost that orders progressive
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllLinearUnitParams, split, context, layers, lambda, bootstrap, seed, prefix_cache,
-                                   format)
+void to_json(nlohmann::json& j, const AllLinearUnitParams& p) {
+  j = {{"split", p.split},
+       {"context", p.context},
+       {"layers", p.layers},
+       {"lambda", p.lambda},
+       {"bootstrap", p.bootstrap},
+       {"seed", p.seed},
+       {"prefix_cache", p.prefix_cache},
+       {"format", p.format}};
+  if (p.select) j["select"] = *p.select;
+}
+void from_json(const nlohmann::json& j, AllLinearUnitParams& p) {
+  j.at("split").get_to(p.split), j.at("context").get_to(p.context), j.at("layers").get_to(p.layers);
+  j.at("lambda").get_to(p.lambda), j.at("bootstrap").get_to(p.bootstrap), j.at("seed").get_to(p.seed);
+  j.at("prefix_cache").get_to(p.prefix_cache), j.at("format").get_to(p.format);
+  if (j.contains("select")) p.select = j["select"].get<Split>();
+}
 
 struct AllLinearRow {
   std::string model;
@@ -66,6 +84,7 @@ struct AllLinearRow {
   std::int64_t tokens = 0;
   std::string family;       // HF model_type
   std::int64_t params = 0;  // the model's parameter count
+  double select_delta_pct = 0;
 };
 
 const TableDef<AllLinearRow>& all_linear_table() {
@@ -80,8 +99,10 @@ const TableDef<AllLinearRow>& all_linear_table() {
           .column("ci_low", &AllLinearRow::ci_low, "2.5% bootstrap quantile of delta_pct")
           .column("ci_high", &AllLinearRow::ci_high, "97.5% bootstrap quantile of delta_pct")
           .column("tokens", &AllLinearRow::tokens, "scored positions")
-          .added("family", &AllLinearRow::family, "the model's architecture (HF model_type: gpt2, gpt_neox)")
-          .added("params", &AllLinearRow::params, "the model's parameter count (for the cross-scale table and figure)");
+          .added("family", &AllLinearRow::family, "the model's architecture (HF model_type)")
+          .added("params", &AllLinearRow::params, "the model's parameter count (for the cross-scale table and figure)")
+          .added("select_delta_pct", &AllLinearRow::select_delta_pct,
+                 "the same Δ% on the select split (NaN without one): what progressive's order is chosen by");
   return t;
 }
 const TableRegistrar kAllLinearTable{all_linear_table().schema()};
@@ -98,7 +119,9 @@ void expand_all_linear(const AllLinearParams& p, PlanBuilder& b) {
                             p.bootstrap,
                             p.seed,
                             p.prefix_cache,
-                            c.format};
+                            c.format,
+                            std::nullopt};
+      if (b.has_split("select")) u.select = b.split("select").get<Split>();
       b.add_with_inputs(Unit{.kind = "all_linear", .model = m.name, .corpus = c.name, .params = u, .deps = {fit}});
     }
 }
@@ -107,20 +130,13 @@ const ExperimentRegistrar kAllLinear{make_experiment<AllLinearParams>(
     "all_linear", "Δ% perplexity of replacing each layer's MLP by its surrogate everywhere", 20, all_linear_schema(),
     expand_all_linear)};
 
-UnitResult run_all_linear(const ExperimentInput& in) {
-  if (in.deps.size() != 1) throw InputError(in.unit_id + ": all_linear needs exactly its fit unit");
+// Per-window NLL sums of the windows `w`: nll[0·count + i] with every MLP, nll[(1 + k)·count + i]
+// with the surrogate `maps[k]` at layers[k]; windows sharded over the group and summed.
+std::vector<double> substituted_nll(const ExperimentInput& in, const Windows& w,
+                                    const std::vector<std::int64_t>& layers, const std::vector<AffineMap>& maps,
+                                    bool prefix_cache) {
   LanguageModel& model = *in.model;
-  const auto p = in.params.get<AllLinearUnitParams>();
-  const auto& layers = p.layers;
-  const std::int64_t context = p.context;
-  const Windows w = unit_windows(in, p.split, context);
   check_windows(model, w);
-
-  std::vector<AffineMap> maps;
-  for (std::int64_t layer : layers)
-    maps.push_back(surrogate_map(in.deps[0], in.model_name, in.corpus_name, layer, p.lambda, in.unit_id));
-
-  // nll[0·count + i]: window i with every MLP; nll[(1 + k)·count + i]: with layer k's surrogate.
   const std::size_t L = layers.size();
   const auto count = static_cast<std::size_t>(w.count);
   std::vector<double> nll((L + 1) * count, 0.0);
@@ -136,12 +152,41 @@ UnitResult run_all_linear(const ExperimentInput& in) {
     for (std::size_t k = 0; k < L; ++k) {
       model.hook(layers[k]).use_affine(maps[k]);
       // prefix_cache: false recomputes the whole forward (the benchmark's baseline).
-      const at::Tensor hidden = p.prefix_cache ? model.hidden_from(layers[k], entering[k]) : model.hidden_states(ids);
+      const at::Tensor hidden = prefix_cache ? model.hidden_from(layers[k], entering[k]) : model.hidden_states(ids);
       score_hidden(model, hidden, ids, &nll[(1 + k) * count + at_window], nullptr);
       model.hook(layers[k]).use_mlp();
     }
   });
   if (in.group != nullptr) in.group->allreduce_sum(nll);  // each window is non-zero on one rank
+  return nll;
+}
+
+UnitResult run_all_linear(const ExperimentInput& in) {
+  if (in.deps.size() != 1) throw InputError(in.unit_id + ": all_linear needs exactly its fit unit");
+  LanguageModel& model = *in.model;
+  const auto p = in.params.get<AllLinearUnitParams>();
+  const auto& layers = p.layers;
+  const std::int64_t context = p.context;
+  const std::vector<TokenId> stream = unit_stream(in);
+  const Windows w = unit_windows(in, stream, p.split, context);
+
+  std::vector<AffineMap> maps;
+  for (std::int64_t layer : layers)
+    maps.push_back(surrogate_map(in.deps[0], in.model_name, in.corpus_name, layer, p.lambda, in.unit_id));
+
+  const std::size_t L = layers.size();
+  const auto count = static_cast<std::size_t>(w.count);
+  const std::vector<double> nll = substituted_nll(in, w, layers, maps, p.prefix_cache);
+  // The same costs on the select split: progressive orders its layers by them, never by eval's.
+  std::vector<double> select_delta(L, std::nan(""));
+  if (p.select) {
+    const Windows s = unit_windows(in, stream, *p.select, context);
+    const std::vector<double> snll = substituted_nll(in, s, layers, maps, p.prefix_cache);
+    const auto n = static_cast<std::size_t>(s.count);
+    const double stokens = static_cast<double>(s.count * (context - 1)), sbase = perplexity(block(snll, 0, n), stokens);
+    for (std::size_t k = 0; k < L; ++k)
+      select_delta[k] = 100.0 * (perplexity(block(snll, 1 + k, n), stokens) / sbase - 1.0);
+  }
 
   const double tokens = static_cast<double>(w.count * (context - 1));
   const std::vector<double> base = block(nll, 0, count);
@@ -165,7 +210,8 @@ UnitResult run_all_linear(const ExperimentInput& in) {
                     .ci_high = hi,
                     .tokens = static_cast<std::int64_t>(tokens),
                     .family = model.config().architecture,
-                    .params = params});
+                    .params = params,
+                    .select_delta_pct = select_delta[k]});
   }
   UnitResult out = unit_result(in);
   out.tables.push_back(all_linear_table().table(rows));
@@ -183,6 +229,7 @@ const UnitKindRegistrar kAllLinearKind{"all_linear", run_all_linear, /*needs_mod
 struct ChosenGate {
   std::string gate;
   double delta_pct = 0, ci_low = 0, ci_high = 0, pct_linear = 0;
+  double select_delta_pct = 0;  // what picks the best layer (NaN: not measured)
 };
 using LayerKey = std::tuple<std::string, std::string, std::int64_t>;  // model, corpus, layer
 
@@ -192,11 +239,12 @@ std::map<LayerKey, ChosenGate> chosen_gates(const TableSet& tables) {
   if (it == tables.end()) return out;
   const TableView g(it->second);
   if (!g.has("selected")) return out;
+  const bool select = g.has("select_delta_pct");
   for (std::size_t i = 0; i < g.size(); ++i)
     if (g.number(i, "selected") == 1)
       out[{g.text(i, "model"), g.text(i, "corpus"), static_cast<std::int64_t>(g.number(i, "layer"))}] = {
-          g.text(i, "gate"), g.number(i, "delta_pct"), g.number(i, "ci_low"), g.number(i, "ci_high"),
-          g.number(i, "pct_linear")};
+          g.text(i, "gate"),      g.number(i, "delta_pct"),  g.number(i, "ci_low"),
+          g.number(i, "ci_high"), g.number(i, "pct_linear"), select ? g.number(i, "select_delta_pct") : NAN};
   return out;
 }
 
@@ -276,7 +324,8 @@ ReportTable cross_scale_table(
                 {"model", "family", "parameters", "corpus", "base PPL", "layers", "median all-linear Δ%",
                  "best gated layer (Δ%)", "gate", "avg % routed linear"},
                 {},
-                "median all-linear Δ%: over layers 1 and up (layer 0: Table 9)",
+                "median all-linear Δ%: over layers 1 and up (layer 0: Table 9). Best gated layer: the lowest "
+                "select-split Δ% of its chosen gate, shown with its eval Δ%.",
                 "Table 8"};
   std::vector<std::pair<const std::pair<std::string, std::string>*, const std::vector<const AllLinearRow*>*>> order;
   for (const auto& [key, group] : groups) order.emplace_back(&key, &group);
@@ -295,7 +344,11 @@ ReportTable cross_scale_table(
       const auto g = gates.find({r->model, r->corpus, r->layer});
       if (g == gates.end()) continue;
       share += g->second.pct_linear, ++gated;
-      if (best == nullptr || g->second.delta_pct < best->delta_pct) best = &g->second, best_layer = r->layer;
+      // Chosen on the select split; the eval Δ% only reports (a layer without one never wins).
+      const auto key = [](const ChosenGate& c) {
+        return std::isfinite(c.select_delta_pct) ? c.select_delta_pct : INFINITY;
+      };
+      if (best == nullptr || key(g->second) < key(*best)) best = &g->second, best_layer = r->layer;
     }
     t.rows.push_back({key->first, any.family, parameters_cell(any.params), key->second, num(any.ppl_base, 6),
                       std::to_string(group->size()), signed2(median_cost(*group)),

@@ -2,7 +2,9 @@
 
 namespace linsweep {
 
-double mlp_flops(const ModelConfig& c) { return 4.0 * static_cast<double>(c.d_model) * static_cast<double>(c.d_ff); }
+double mlp_flops(const ModelConfig& c) {
+  return (c.gated_mlp ? 6.0 : 4.0) * static_cast<double>(c.d_model) * static_cast<double>(c.d_ff);
+}
 
 double surrogate_flops(const ModelConfig& c) {
   const auto d = static_cast<double>(c.d_model);
@@ -11,7 +13,9 @@ double surrogate_flops(const ModelConfig& c) {
 
 double model_flops(const ModelConfig& c) {
   const auto d = static_cast<double>(c.d_model);
-  return static_cast<double>(c.n_layers) * (8.0 * d * d + mlp_flops(c)) + 2.0 * d * static_cast<double>(c.vocab_size);
+  const auto q = static_cast<double>(c.n_heads * c.head_dim()), kv = static_cast<double>(c.kv_heads() * c.head_dim());
+  const double attention = 2.0 * d * (2.0 * q + 2.0 * kv);
+  return static_cast<double>(c.n_layers) * (attention + mlp_flops(c)) + 2.0 * d * static_cast<double>(c.vocab_size);
 }
 
 double gate_flops(const GateVariant& v, const ModelConfig& c) {

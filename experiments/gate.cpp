@@ -17,6 +17,7 @@
 #include "common/errors.hpp"
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
+#include "experiments/degenerate.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/fit_units.hpp"
 #include "experiments/gate_model.hpp"
@@ -44,6 +45,7 @@ struct GateParams {
   std::int64_t bootstrap = 1000;
   std::int64_t mlp_epochs = 300;
   std::int64_t curve_steps = 10;
+  std::int64_t random_draws = 20;
 };
 
 // "linear", "pca:K" or "mlp:H" with 1 ≤ K, H ≤ 2^20.
@@ -71,7 +73,10 @@ const ParamSchema<GateParams>& gate_schema() {
         .add("bootstrap", &GateParams::bootstrap, at_least(1), "bootstrap resamples of windows for the 95% interval")
         .add("mlp_epochs", &GateParams::mlp_epochs, at_least(1), "full-batch Adam steps of an mlp:H gate")
         .add("curve_steps", &GateParams::curve_steps, in_range(0, 100),
-             "the chosen gate's cost-vs-share curve on eval: thresholds p > k/steps, k = 0..steps (0: none)");
+             "the chosen gate's cost-vs-share curve on eval: thresholds p > k/steps, k = 0..steps (0: none)")
+        .add("random_draws", &GateParams::random_draws, in_range(1, 1000),
+             "random routings at each variant's share on eval: their spread, the paired interval of the gate's "
+             "Δ% minus theirs, and the share of draws the gate beats");
   }();
   return s;
 }
@@ -85,6 +90,7 @@ struct GateUnitParams {
   std::int64_t bootstrap = 0;
   std::int64_t mlp_epochs = 0;
   std::int64_t curve_steps = 0;
+  std::int64_t random_draws = 1;
   Split split;  // eval
   Split select_split;
   std::int64_t context = 0;
@@ -93,7 +99,8 @@ struct GateUnitParams {
   std::int64_t layer = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GateUnitParams, variants, seed, holdout, holdout_by, select_by, bootstrap,
-                                   mlp_epochs, curve_steps, split, select_split, context, lambda, format, layer)
+                                   mlp_epochs, curve_steps, random_draws, split, select_split, context, lambda, format,
+                                   layer)
 
 struct GateRow {
   std::string model;
@@ -107,6 +114,10 @@ struct GateRow {
   std::int64_t auc_pick = 0;
   double random_delta_pct = 0, random_ci_low = 0, random_ci_high = 0;
   double auc_ci_low = 0, auc_ci_high = 0;
+  std::string flag;
+  std::int64_t random_draws = 0;
+  double random_mean_delta_pct = 0, random_sd_pct = 0;
+  double vs_random_pct = 0, vs_random_ci_low = 0, vs_random_ci_high = 0, beats_random = 0;
 };
 
 const TableDef<GateRow>& gates_table() {
@@ -136,7 +147,19 @@ const TableDef<GateRow>& gates_table() {
           .added("random_ci_low", &GateRow::random_ci_low)
           .added("random_ci_high", &GateRow::random_ci_high)
           .added("auc_ci_low", &GateRow::auc_ci_low, "95% bootstrap interval of `auc`, hold-out windows resampled")
-          .added("auc_ci_high", &GateRow::auc_ci_high);
+          .added("auc_ci_high", &GateRow::auc_ci_high)
+          .added("flag", &GateRow::flag,
+                 "why the row is not a measurement: constant labels, an undefined AUC, routing none or all (\"\": "
+                 "it is)")
+          .added("random_draws", &GateRow::random_draws,
+                 "random routings at the variant's share (the first is random_*)")
+          .added("random_mean_delta_pct", &GateRow::random_mean_delta_pct, "mean Δ% over the draws")
+          .added("random_sd_pct", &GateRow::random_sd_pct, "standard deviation of Δ% over the draws (NaN for one)")
+          .added("vs_random_pct", &GateRow::vs_random_pct, "delta_pct − random_mean_delta_pct, on the same windows")
+          .added("vs_random_ci_low", &GateRow::vs_random_ci_low,
+                 "paired 95% bootstrap interval of vs_random_pct (windows resampled once for the gate and every draw)")
+          .added("vs_random_ci_high", &GateRow::vs_random_ci_high)
+          .added("beats_random", &GateRow::beats_random, "share of the draws whose Δ% is above the gate's");
   return t;
 }
 const TableRegistrar kGatesTable{gates_table().schema()};
@@ -188,6 +211,7 @@ std::string provide_gate(PlanBuilder& b, const ModelSpec& m, const std::string& 
                    g.bootstrap,
                    g.mlp_epochs,
                    g.curve_steps,
+                   g.random_draws,
                    b.split("eval").get<Split>(),
                    b.split("select").get<Split>(),
                    b.sweep().context,
@@ -306,7 +330,8 @@ UnitResult run_gate(const ExperimentInput& in) {
   const LabelledRows labelled = read_labelled(in, layer, {p.holdout, seed, p.holdout_by});
   const auto& [gate_rows, threshold, labels, hs] = labelled;
   const at::Tensor x_train = rows_of(gate_rows.x, hs.train), x_hold = rows_of(gate_rows.x, hs.holdout);
-  const at::Tensor y_train = label_tensor(rows_of(labels, hs.train));
+  const std::vector<std::uint8_t> train_labels = rows_of(labels, hs.train);
+  const at::Tensor y_train = label_tensor(train_labels);
   const std::vector<std::uint8_t> y_hold = rows_of(labels, hs.holdout);
   const CapturedRows select_rows = read_captured(in.store, capture, "select", layer);
   const std::vector<std::uint8_t> y_select = gate_labels(select_rows.delta, threshold);
@@ -352,7 +377,17 @@ UnitResult run_gate(const ExperimentInput& in) {
   for (const Gate& g : gates) routings.push_back(random_routing(g, seed));
   for (std::int64_t k = 0; p.curve_steps > 0 && k <= p.curve_steps; ++k)
     routings.push_back(gate_routing(gates[chosen], logit_of(static_cast<double>(k) / p.curve_steps)));
+  const std::size_t first_draw = routings.size();  // draws 1..K−1 of every variant, variant-major
+  for (const Gate& g : gates)
+    for (std::int64_t k = 1; k < p.random_draws; ++k) routings.push_back(random_routing(g, draw_seed(seed, k)));
   const RoutedScores eval = routed_scores(in, unit_windows(in, p.split, context), layer, map, routings, context);
+  const auto draws_of = [&](std::size_t v) {  // every draw's per-window NLL, draw 0 first
+    std::vector<std::vector<double>> d{eval.block_of(1 + V + v)};
+    for (std::int64_t k = 1; k < p.random_draws; ++k)
+      d.push_back(eval.block_of(1 + first_draw + v * static_cast<std::size_t>(p.random_draws - 1) +
+                                static_cast<std::size_t>(k - 1)));
+    return d;
+  };
 
   const double tokens = eval.tokens;
   const std::vector<double> base = eval.block_of(0);
@@ -371,6 +406,8 @@ UnitResult run_gate(const ExperimentInput& in) {
   };
   for (std::size_t v = 0; v < V; ++v) {
     const Cost gated = cost_of(v), random = cost_of(V + v);
+    const RandomComparison vs =
+        compare_with_random(base, eval.block_of(1 + v), draws_of(v), context - 1, p.bootstrap, seed);
     rows.push_back({.model = in.model_name,
                     .layer = layer,
                     .corpus = in.corpus_name,
@@ -393,7 +430,15 @@ UnitResult run_gate(const ExperimentInput& in) {
                     .random_ci_low = random.ci_low,
                     .random_ci_high = random.ci_high,
                     .auc_ci_low = auc_interval[v].first,
-                    .auc_ci_high = auc_interval[v].second});
+                    .auc_ci_high = auc_interval[v].second,
+                    .flag = gate_flag(train_labels, auc[v], 100.0 * eval.routed[v] / tokens),
+                    .random_draws = p.random_draws,
+                    .random_mean_delta_pct = vs.mean_delta_pct,
+                    .random_sd_pct = vs.sd_pct,
+                    .vs_random_pct = vs.diff_pct,
+                    .vs_random_ci_low = vs.ci_low,
+                    .vs_random_ci_high = vs.ci_high,
+                    .beats_random = vs.beaten});
     gates[v].save(out, key + "/" + variants[v].name());
   }
   std::vector<GateCurveRow> curve;
@@ -417,6 +462,9 @@ UnitResult run_gate(const ExperimentInput& in) {
   for (std::size_t v = 0; v < V; ++v) {
     series.emplace_back(variants[v].name(), eval.block_of(1 + v));
     series.emplace_back("random/" + variants[v].name(), eval.block_of(1 + V + v));
+    const auto draws = draws_of(v);
+    for (std::size_t k = 1; k < draws.size(); ++k)
+      series.emplace_back("random_draws/" + variants[v].name() + "/" + std::to_string(k), draws[k]);
   }
   for (std::int64_t k = 0; p.curve_steps > 0 && k <= p.curve_steps; ++k)
     series.emplace_back("curve/" + std::to_string(k), eval.block_of(1 + 2 * V + static_cast<std::size_t>(k)));
@@ -433,9 +481,31 @@ const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true};
 
 void cost_vs_share_table(const TableSet& tables, const std::vector<GateRow>& rows, std::vector<ReportTable>* out);
 
+// The gate's Δ% minus the mean of its random draws, the paired interval and the share of draws
+// beaten, or "-" for rows written before the draws.
+std::string vs_random_cell(const GateRow& r) {
+  if (!std::isfinite(r.vs_random_pct) || r.random_draws <= 0) return "-";
+  return delta_cell(r.vs_random_pct, r.vs_random_ci_low, r.vs_random_ci_high) + ", beats " +
+         std::to_string(static_cast<std::int64_t>(std::lround(r.beats_random * static_cast<double>(r.random_draws)))) +
+         "/" + std::to_string(r.random_draws);
+}
+
 // Random routing at the gate's share, or "-" for rows written before it.
 std::string random_cell(const GateRow& r) {
   return std::isfinite(r.random_delta_pct) ? delta_cell(r.random_delta_pct, r.random_ci_low, r.random_ci_high) : "-";
+}
+
+// Which split chose what: no choice reads the eval split, so its Δ% and intervals are unbiased.
+constexpr const char* kChoiceNote =
+    "Labels: δ thresholded on the gate split. Variant: the lowest hard-routed Δ% on the select split (or its "
+    "AUC there). Best layer: the lowest select-split Δ% of its chosen gate. Every Δ% shown is on eval.";
+
+// The layer whose chosen gate has the lowest select-split Δ% (the first on ties and when none
+// has one).
+const GateRow& best_layer(const std::vector<const GateRow*>& group) {
+  auto key = [](const GateRow* r) { return std::isfinite(r->select_delta_pct) ? r->select_delta_pct : INFINITY; };
+  return **std::min_element(group.begin(), group.end(),
+                            [&](const GateRow* x, const GateRow* y) { return key(x) < key(y); });
 }
 
 // Cross-model summary from each layer's selected gate (chosen on the select split), then every
@@ -448,35 +518,37 @@ void gate_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   for (const auto& r : rows)
     if (r.selected == 1) chosen[{r.model, r.corpus}].push_back(&r);
   if (!chosen.empty()) {  // rows written before the `selected` column have no choice to summarise
-    ReportTable summary{"gating_summary",
-                        "Gating summary: each layer's gate chosen on the select split, reported on eval",
-                        {"model", "corpus", "base PPL", "layers", "best layer", "best gate", "AUC", "Δ% [95% CI]",
-                         "random at its share: Δ% [95% CI]", "% routed linear", "avg % routed linear"},
-                        {},
-                        kZeroNote};
+    ReportTable summary{
+        "gating_summary",
+        "Gating summary: each layer's gate chosen on the select split, reported on eval",
+        {"model", "corpus", "base PPL", "layers", "best layer", "best gate", "AUC", "Δ% [95% CI]",
+         "random at its share: Δ% [95% CI]", "gate − random draws: Δ% points [paired 95% CI], draws beaten",
+         "% routed linear", "avg % routed linear"},
+        {},
+        std::string(kChoiceNote) + " " + kZeroNote};
     for (const auto& [key, group] : chosen) {
       double share = 0;
       for (const GateRow* r : group) share += r->pct_linear;
-      // Best layer: the smallest Δ% with its chosen gate.
-      const GateRow& best = **std::min_element(
-          group.begin(), group.end(), [](const GateRow* x, const GateRow* y) { return x->delta_pct < y->delta_pct; });
-      summary.rows.push_back({key.first, key.second, num(best.ppl_base, 6), std::to_string(group.size()),
-                              std::to_string(best.layer), best.gate, num(best.auc, 3),
-                              delta_cell(best.delta_pct, best.ci_low, best.ci_high), random_cell(best),
-                              pct(best.pct_linear), pct(share / static_cast<double>(group.size()))});
+      const GateRow& best = best_layer(group);
+      summary.rows.push_back(
+          {key.first, key.second, num(best.ppl_base, 6), std::to_string(group.size()), std::to_string(best.layer),
+           best.gate, num(best.auc, 3), delta_cell(best.delta_pct, best.ci_low, best.ci_high), random_cell(best),
+           vs_random_cell(best), pct(best.pct_linear), pct(share / static_cast<double>(group.size()))});
     }
     out->push_back(std::move(summary));
   }
-  ReportTable per_layer{"gates_per_layer",
-                        "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
-                        {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL",
-                         "Δ% [95% CI]", "random at its share: Δ% [95% CI]"},
-                        {},
-                        kZeroNote};
+  ReportTable per_layer{
+      "gates_per_layer",
+      "Gates per layer (* chosen on the select split; AUC on the gate split's hold-out)",
+      {"model", "corpus", "layer", "gate", "params", "AUC", "select AUC", "% routed linear", "PPL", "Δ% [95% CI]",
+       "random at its share: Δ% [95% CI]", "gate − random draws: Δ% points [paired 95% CI], draws beaten", "flag"},
+      {},
+      kZeroNote};
   for (const auto& r : rows)
     per_layer.rows.push_back({r.model, r.corpus, std::to_string(r.layer), r.gate + (r.selected == 1 ? " *" : ""),
                               std::to_string(r.params), num(r.auc, 3), num(r.select_auc, 3), pct(r.pct_linear),
-                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high), random_cell(r)});
+                              num(r.ppl, 6), delta_cell(r.delta_pct, r.ci_low, r.ci_high), random_cell(r),
+                              vs_random_cell(r), r.flag});
   out->push_back(std::move(per_layer));
   cost_vs_share_table(tables, rows, out);
 }

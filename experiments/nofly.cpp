@@ -14,6 +14,7 @@
 #include "common/errors.hpp"
 #include "experiments/capture_data.hpp"
 #include "experiments/classification.hpp"
+#include "experiments/degenerate.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/unit_data.hpp"
 #include "presentation/cells.hpp"
@@ -73,6 +74,7 @@ struct NoflyRow {
   double threshold = 0, target_threshold = 0;
   std::int64_t shared = 0;
   double pearson_r_listed = 0;
+  std::string flag;
 };
 
 const TableDef<NoflyRow>& nofly_table() {
@@ -91,7 +93,9 @@ const TableDef<NoflyRow>& nofly_table() {
           .added("threshold", &NoflyRow::threshold, "mean δ a token needs on the source to be listed")
           .added("target_threshold", &NoflyRow::target_threshold, "likewise on the target, for still_listed")
           .added("shared", &NoflyRow::shared, "tokens seen min_found times on both corpora")
-          .added("pearson_r_listed", &NoflyRow::pearson_r_listed, "r of per-token mean δ over the `found` tokens");
+          .added("pearson_r_listed", &NoflyRow::pearson_r_listed, "r of per-token mean δ over the `found` tokens")
+          .added("flag", &NoflyRow::flag,
+                 "why the row is not a measurement: an empty list, an undefined r (\"\": it is)");
   return t;
 }
 const TableRegistrar kNoflyTable{nofly_table().schema()};
@@ -227,8 +231,11 @@ UnitResult run_nofly(const ExperimentInput& in) {
   const auto source = per_token(read_captured(in.store, in.deps[0], "gate", p.layer), p.key, in.unit_id);
   const double threshold = list_threshold(source, p.min_count, p);
   std::vector<std::int32_t> list;
-  for (const auto& [token, t] : source)
+  std::int64_t eligible = 0;
+  for (const auto& [token, t] : source) {
+    eligible += t.count >= p.min_count;
     if (is_listed(t, p.min_count, threshold, p)) list.push_back(token);
+  }
 
   std::vector<NoflyRow> rows;
   for (std::size_t k = 1; k < corpora.size(); ++k) {
@@ -236,6 +243,13 @@ UnitResult run_nofly(const ExperimentInput& in) {
     NoflyRow row = test_list(list, source, target, p);
     row.model = in.model_name, row.layer = p.layer, row.source = corpora[0], row.target = corpora[k];
     row.threshold = threshold;
+    row.flag = nofly_flag({.min_count = p.min_count,
+                           .eligible = eligible,
+                           .listed = row.listed,
+                           .found = row.found,
+                           .shared = row.shared,
+                           .pearson_r = row.pearson_r,
+                           .pearson_r_listed = row.pearson_r_listed});
     rows.push_back(std::move(row));
   }
   UnitResult out = unit_result(in);
@@ -252,7 +266,7 @@ void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   ReportTable rt{"routing_lists",
                  "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",
                  {"model", "layer", "key", "source → target", "mean δ to list", "listed", "found", "still listed",
-                  "flipped", "r over found", "r over shared (n)"},
+                  "flipped", "r over found", "r over shared (n)", "flag"},
                  {},
                  "Tokens are keyed by the token δ scores (predicted) or the input token. r over found is the "
                  "paper's: per-token mean δ on source and target over the listed tokens found on the target; "
@@ -262,7 +276,7 @@ void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
     rt.rows.push_back({r.model, std::to_string(r.layer), r.key, r.source + " → " + r.target, num(r.threshold, 3),
                        std::to_string(r.listed), std::to_string(r.found), std::to_string(r.still_listed),
                        std::to_string(r.flipped), num(r.pearson_r_listed, 3),
-                       num(r.pearson_r, 3) + " (" + std::to_string(r.shared) + ")"});
+                       num(r.pearson_r, 3) + " (" + std::to_string(r.shared) + ")", r.flag});
   out->push_back(std::move(rt));
 }
 

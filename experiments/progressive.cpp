@@ -3,8 +3,8 @@
 // eval corpus right after each replacement and after its steps. Each surrogate is refitted on
 // the model as it is then (earlier layers linearized, weights fine-tuned so far), or taken
 // frozen from the untouched model's fit. The order is given, or cheapest first by the sweep's
-// own all-linear Δ%, or middle-out. A control unit (the same steps, nothing linearized) runs
-// beside every progressive unit.
+// own all-linear Δ% on the select split (never eval's), or middle-out. A control unit (the same steps, nothing
+// linearized) runs beside every progressive unit.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -31,7 +31,7 @@ namespace linsweep {
 namespace {
 
 struct ProgressiveParams : TrainingCommonParams {
-  std::vector<std::int64_t> order;  // empty: cheapest first by all_linear, else middle-out
+  std::vector<std::int64_t> order;  // empty: cheapest first by all_linear on select, else middle-out
   std::int64_t steps_per_layer = 50;
   std::int64_t final_steps = 200;
   std::string surrogates = "refit";
@@ -43,8 +43,8 @@ const ParamSchema<ProgressiveParams>& progressive_schema() {
     ParamSchema<ProgressiveParams> p;
     add_training_params(p);
     p.add("order", &ProgressiveParams::order, distinct(at_least(0)),
-          "layers replaced one at a time (empty: every layer, cheapest first by the sweep's all_linear Δ% when "
-          "the spec has all_linear, else middle-out)");
+          "layers replaced one at a time (empty: every layer, cheapest first by the sweep's all_linear Δ% on the "
+          "select split when the spec has all_linear and a select split, else middle-out)");
     p.add("steps_per_layer", &ProgressiveParams::steps_per_layer, at_least(0), "AdamW steps after each replacement");
     p.add("final_steps", &ProgressiveParams::final_steps, at_least(0), "steps after the last replacement");
     p.add("surrogates", &ProgressiveParams::surrogates, one_of({"refit", "frozen"}),
@@ -61,7 +61,7 @@ struct ProgressiveUnitParams {
   std::int64_t steps_per_layer = 0, final_steps = 0;
   std::vector<std::int64_t> order;      // the layers; their order too unless order_by is all_linear
   std::string variant = "progressive";  // or control
-  std::string order_by = "given";       // or all_linear: cheapest first by the all_linear dep's Δ%
+  std::string order_by = "given";       // or all_linear: cheapest first by the all_linear dep's select Δ%
   std::string surrogates = "frozen";    // or refit (on `fit`)
   Split fit;
 };
@@ -107,7 +107,8 @@ void expand_progressive(const ProgressiveParams& p, PlanBuilder& b) {
     u.surrogates = p.surrogates;
     if (u.surrogates == "refit") u.fit = b.split("fit").get<Split>();
     std::vector<std::string> deps = {b.provide("fit", m, corpus, {{"training", true}})};
-    const std::string all_linear = p.order.empty() ? all_linear_unit(b, m.name, corpus) : "";
+    // Cheapest first needs a split that chooses: the select split's all-linear costs.
+    const std::string all_linear = p.order.empty() && b.has_split("select") ? all_linear_unit(b, m.name, corpus) : "";
     if (!all_linear.empty()) u.order_by = "all_linear", deps.push_back(all_linear);
     const auto inputs = training_inputs(b, m, corpus, u.common);
     if (p.control) {
@@ -136,15 +137,17 @@ std::string join_layers(const std::vector<std::int64_t>& layers, std::size_t n) 
   return out;
 }
 
-// `layers` sorted by their all-linear Δ% on the unit's corpus (cheapest first); layers the
-// all_linear unit did not measure (or measured as NaN) keep their order after the others.
+// `layers` sorted by their all-linear Δ% on the select split of the unit's corpus (cheapest
+// first; the eval split reports, it never chooses); layers without one (not measured, NaN, or a
+// spec without a select split) keep their order after the others.
 std::vector<std::int64_t> cheapest_first(std::vector<std::int64_t> layers, const UnitResult& all_linear,
                                          const std::string& unit_id) {
   std::map<std::int64_t, double> delta;
   for (const Table& t : all_linear.tables) {
     if (t.name != "all_linear") continue;
-    const int layer = t.column_index("layer"), pct = t.column_index("delta_pct");
-    if (layer < 0 || pct < 0) throw InputError(unit_id + ": the all_linear unit has no layer or delta_pct column");
+    const int layer = t.column_index("layer"), pct = t.column_index("select_delta_pct");
+    if (layer < 0) throw InputError(unit_id + ": the all_linear unit has no layer column");
+    if (pct < 0) continue;       // written before the select split was measured: no order from it
     for (const Row& r : t.rows)  // a NaN Δ% counts as not measured: it has no place in an order
       if (const double v = std::get<double>(r[pct]); std::isfinite(v)) delta[std::get<std::int64_t>(r[layer])] = v;
   }
@@ -280,7 +283,8 @@ void progressive_tables(const TableSet& tables, std::vector<ReportTable>* out) {
                  "(post_lin) and after its steps, beside the control",
                  {"model", "variant", "step", "phase", "linear layers", "layers", "train loss"},
                  {},
-                 "",
+                 "Layers in the order replaced: as the spec lists them, or cheapest first by each layer's all-linear "
+                 "Δ% on the select split, or middle-out; the eval split only reports.",
                  "Table 10"};
   for (const auto& c : corpora) rt.headers.push_back(c);
   using Line = std::tuple<std::string, std::string, std::int64_t, std::string>;  // model, variant, step, phase

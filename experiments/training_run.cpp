@@ -14,6 +14,7 @@
 #include "workers/comm/communicator.hpp"
 #include "workers/corpus/corpus.hpp"
 #include "workers/eval/scoring.hpp"
+#include "workers/model/architecture_registry.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/train/training_checkpoint.hpp"
 
@@ -136,8 +137,10 @@ Windows TrainingRun::corpus_windows(const std::string& corpus, const Split& spli
 std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& groups,
                                                 const std::set<std::int64_t>& linear_layers) {
   std::vector<NamedParameter> out;
+  const ParameterRoles& roles =
+      ArchitectureRegistry::instance().get(loaded_.config().architecture, loaded_.dir + "/config.json").roles;
   for (auto& item : loaded_.model->named_parameters()) {
-    const std::string group = parameter_group(item.key());
+    const std::string group = parameter_group(roles, item.key());
     bool take = false;
     for (const auto& g : groups) take = take || g == group;
     if (group == "mlp" && linear_layers.count(parameter_layer(item.key()))) take = false;

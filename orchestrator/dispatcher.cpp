@@ -2,6 +2,7 @@
 #include "orchestrator/dispatcher.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "common/signal_recorder.hpp"
 #include "orchestrator/deadline_guard.hpp"
 #include "orchestrator/progress.hpp"
+#include "slurm/batch_script.hpp"
 #include "storage/store.hpp"
 
 namespace linsweep {
@@ -60,6 +62,14 @@ ProgressOptions progress_options(const RunOptions& options) {
 
 int signal_received() { return SignalRecorder::received(); }
 
+// `s` bare when the shell reads it as one word unchanged, else single-quoted.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                       "0123456789_./-+=:,@%") == std::string::npos;
+  return plain ? s : shell_quote(s);
+}
+
 class Dispatcher {
  public:
   Dispatcher(const SweepSpec& spec, const Plan& plan, const std::vector<PlannedUnit>& status, Store& store,
@@ -79,6 +89,7 @@ class Dispatcher {
     while (!finished()) {
       start_grace_on_signal();
       std::optional<PoolEvent> event = pool_.next([&] {
+        start_grace_on_signal();  // at once, not after the running unit: the signal's note comes now
         progress_->tick();
         return grace_end_ != Clock::time_point{} && Clock::now() > grace_end_;
       });
@@ -111,9 +122,18 @@ class Dispatcher {
   void start_grace_on_signal() {
     if (signal_received() == 0 || grace_end_ != Clock::time_point{}) return;
     grace_end_ = Clock::now() + std::chrono::seconds(spec_.runtime.grace_seconds);
+    const std::string grace = std::to_string(spec_.runtime.grace_seconds) + " s";
+    if (signal_received() == SIGINT) {  // a person at a terminal: what happens now, and the way out
+      const std::string units =
+          running_.size() == 1 ? "the running unit" : "the " + std::to_string(running_.size()) + " running units";
+      progress_->note(running_.empty()
+                          ? "run: stopping (no unit is running)"
+                          : "run: stopping after " + units + "… (up to " + grace + "; Ctrl-C again to abort)",
+                      true);
+      return;
+    }
     progress_->note("run: signal " + std::to_string(signal_received()) + ": no new units; " +
-                        std::to_string(running_.size()) + " running get " +
-                        std::to_string(spec_.runtime.grace_seconds) + " s",
+                        std::to_string(running_.size()) + " running get " + grace,
                     true);
   }
 
@@ -141,6 +161,7 @@ class Dispatcher {
                    plan_.units.size(), already_, done_.size() - already_, failed_.size(),
                    interrupted ? ", interrupted" : "", spec_.store.c_str());
     if (!error.empty()) std::fprintf(stderr, "linsweep: %s\n", error.c_str());
+    if (interrupted) std::fprintf(stderr, "run: to continue: linsweep resume %s\n", shell_word(spec_.store).c_str());
     return code;
   }
 
@@ -211,13 +232,15 @@ class Dispatcher {
           {.event = "failed", .unit = u.id, .host = r.host, .rank = r.rank, .duration = r.duration, .error = error});
       log_unit(u, "attempt " + std::to_string(attempt) + " failed" + where_ran(r) + ": " + error);
     });
-    if (attempt <= spec_.runtime.retries) {
+    // Bad input (a split past the corpus end, a broken file) fails the same way every time.
+    const std::int64_t attempts = r.bad_input ? attempt : spec_.runtime.retries + 1;
+    if (attempt < attempts) {
       pending_.push_front(i);
     } else {
       failed_.insert(u.id);
       fail_dependents();
     }
-    progress_->finished(false, 0, failed_line(u, attempt, spec_.runtime.retries + 1, error));
+    progress_->finished(false, 0, failed_line(u, attempt, attempts, error));
   }
 
   // Units that depend on a failed unit fail too (transitively: the plan is in dependency order).

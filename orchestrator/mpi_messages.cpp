@@ -37,9 +37,10 @@ bool probe(int tag, MPI_Status* status, const std::function<bool()>& give_up) {
 }
 
 nlohmann::json report_to_json(const UnitReport& r) {
-  return {{"index", r.index}, {"ok", r.ok},           {"interrupted", r.interrupted},  {"disk_full", r.disk_full},
-          {"error", r.error}, {"staged", r.staged},   {"duration", r.duration},        {"host", r.host},
-          {"rank", r.rank},   {"threads", r.threads}, {"peak_rss_mib", r.peak_rss_mib}};
+  return {
+      {"index", r.index},         {"ok", r.ok},       {"interrupted", r.interrupted}, {"disk_full", r.disk_full},
+      {"bad_input", r.bad_input}, {"error", r.error}, {"staged", r.staged},           {"duration", r.duration},
+      {"host", r.host},           {"rank", r.rank},   {"threads", r.threads},         {"peak_rss_mib", r.peak_rss_mib}};
 }
 
 UnitReport report_from_json(const nlohmann::json& j) {
@@ -48,6 +49,7 @@ UnitReport report_from_json(const nlohmann::json& j) {
   r.ok = j.at("ok").get<bool>();
   r.interrupted = j.at("interrupted").get<bool>();
   r.disk_full = j.at("disk_full").get<bool>();
+  r.bad_input = j.at("bad_input").get<bool>();
   r.error = j.at("error").get<std::string>();
   r.staged = j.at("staged").get<std::string>();
   r.duration = j.at("duration").get<double>();

@@ -30,6 +30,20 @@ std::string changed_keys(const nlohmann::json& a, const nlohmann::json& b) {
   return out;
 }
 
+// "lambda [0.01,0.1] → [0.5], bootstrap 200 → 500": each differing key with its old and new
+// value ("unset" where one side lacks it).
+std::string changed_values(const nlohmann::json& a, const nlohmann::json& b) {
+  std::set<std::string> keys;
+  for (auto it = a.begin(); it != a.end(); ++it) keys.insert(it.key());
+  for (auto it = b.begin(); it != b.end(); ++it) keys.insert(it.key());
+  auto value = [](const nlohmann::json& j, const std::string& k) { return j.contains(k) ? j[k].dump() : "unset"; };
+  std::string out;
+  for (const auto& k : keys)
+    if (!a.contains(k) || !b.contains(k) || a[k] != b[k])
+      out += (out.empty() ? "" : ", ") + k + " " + value(a, k) + " → " + value(b, k);
+  return out;
+}
+
 // Fingerprints of file contents (orchestrator/fingerprint.hpp), the tokenizer's once per model.
 Fingerprinter fingerprinter(FileHashCache& files) {
   auto tokenizers = std::make_shared<std::map<std::string, std::string>>();
@@ -121,7 +135,7 @@ std::vector<PlannedUnit> plan_status(const Plan& plan, const Store* store) {
       const nlohmann::json& old = it->second;
       std::string reason;
       if (old["params"] != u.params)
-        reason = "spec changed: " + changed_keys(old["params"], u.params);
+        reason = "spec changed: " + changed_values(old["params"], u.params);
       else if (old["inputs"] != nlohmann::json(u.inputs))
         reason = "input changed: " + changed_keys(old["inputs"], u.inputs);
       else

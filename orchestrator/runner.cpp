@@ -14,7 +14,9 @@ namespace linsweep {
 
 int run_sweep(const std::string& spec_path, const RunOptions& options) {
   try {
-    const SignalRecorder signals({SIGINT, SIGTERM, SIGUSR1});
+    // The unit runs on this thread until it ends, so the handler says what Ctrl-C does.
+    const SignalRecorder signals({SIGINT, SIGTERM, SIGUSR1},
+                                 "\nrun: stopping after the running unit… (Ctrl-C again to abort)\n");
     const std::unique_ptr<SweepSetup> setup = prepare_sweep(spec_path, options);
     configure_threads(options.threads > 0 ? options.threads : static_cast<int>(setup->spec.runtime.threads));
     LocalPool pool(setup->spec, setup->plan, setup->store);

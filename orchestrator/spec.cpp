@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -48,6 +49,27 @@ class Ctx {
   const std::vector<SpecOverride>& overrides_;
 };
 
+// yaml-cpp's message in plain words, the parser's own after them ("a '[' is never closed by ']'
+// (end of sequence flow not found)"); messages without a plainer form as they are.
+std::string plain_yaml_error(const std::string& msg) {
+  static const std::map<std::string, std::string> kPlain = {
+      {"end of map flow not found", "a '{' is never closed by '}'"},
+      {"end of sequence flow not found", "a '[' is never closed by ']'"},
+      {"end of map not found", "a mapping ends where an entry was expected (check the indentation)"},
+      {"end of sequence not found", "a list ends where an item was expected (check the indentation)"},
+      {"illegal map value", "a ':' where no key can end (quote a value that holds ': ')"},
+      {"illegal map key", "a key where none can start (check the indentation)"},
+      {"illegal block entry", "a '- ' list item where none can start (check the indentation)"},
+      {"illegal flow end", "a ']' or '}' that closes nothing"},
+      {"illegal EOF in scalar", "a quoted value is never closed (a missing \" or ')"},
+      {"illegal tab when looking for indentation", "a tab in the indentation (YAML indents with spaces)"},
+      {"unknown escape character: ", "an unknown \\ escape in a double-quoted value"},
+  };
+  for (const auto& [parser, plain] : kPlain)
+    if (msg.rfind(parser, 0) == 0) return plain + " (" + msg + ")";
+  return msg;
+}
+
 void only_keys(const Ctx& ctx, const YAML::Node& map, const std::string& field, const std::set<std::string>& allowed) {
   if (!map.IsMap()) ctx.fail(map, field, "expected a mapping");
   for (const auto& kv : map) {
@@ -58,7 +80,8 @@ void only_keys(const Ctx& ctx, const YAML::Node& map, const std::string& field, 
     if (allowed.count(key) == 0) {
       std::string known;
       for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
-      ctx.fail(kv.first, field.empty() ? key : field + "." + key, "unknown key (known: " + known + ")");
+      ctx.fail(kv.first, field.empty() ? key : field + "." + key,
+               "unknown key" + did_you_mean(key, {allowed.begin(), allowed.end()}) + " (known: " + known + ")");
     }
   }
 }
@@ -142,7 +165,7 @@ ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
   try {
     const ModelConfig c = read_model_config(ms.path);
     ms.layers = c.n_layers;
-    ms.max_positions = c.max_positions;
+    ms.max_positions = c.max_context();
   } catch (const Error& err) {
     ctx.fail(e.node["path"], e.field + ".path", err.what());
   }
@@ -339,7 +362,7 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
   try {
     root = YAML::Load(spec.text);
   } catch (const YAML::Exception& e) {
-    throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+    throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + plain_yaml_error(e.msg));
   }
   if (!root.IsMap()) throw SpecError(path + ": the spec must be a YAML mapping");
   try {

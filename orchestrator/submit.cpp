@@ -16,6 +16,7 @@
 #include "common/file_io.hpp"
 #include "orchestrator/plan.hpp"
 #include "orchestrator/spec.hpp"
+#include "orchestrator/split_check.hpp"
 #include "orchestrator/sweep_setup.hpp"
 #include "slurm/batch_script.hpp"
 #include "slurm/job_record.hpp"
@@ -192,6 +193,7 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   if (is_directory(spec.store)) require_store_confined(spec.store);  // STORE/slurm must not lead elsewhere
   FileHashCache fingerprints = fingerprint_cache(spec);
   const Plan plan = make_plan(spec, fingerprints);
+  check_splits_fit(spec_path, spec, plan);
   save_fingerprint_cache(fingerprints, spec);
   SubmitReport report;
   report.store = absolute(spec.store);

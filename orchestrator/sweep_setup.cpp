@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "orchestrator/split_check.hpp"
 
 namespace linsweep {
 namespace {
@@ -37,6 +38,7 @@ std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const Ru
   if (check_layout) check_layout(spec);
   FileHashCache fingerprints = fingerprint_cache(spec);
   Plan plan = make_plan(spec, fingerprints);
+  check_splits_fit(spec_path, spec, plan);  // before the store exists
   const bool listed = !options.units_file.empty();
   const std::set<std::string> wanted = listed ? read_units_file(options.units_file, plan) : std::set<std::string>{};
   Store store = Store::open_write(spec.store, spec.text, listed);

@@ -54,6 +54,10 @@ AttemptOutcome attempt_unit(UnitExecutor& executor, const Unit& unit, std::size_
     r.disk_full = true;
     r.error = e.what();
     out.group_broken = shared && !computed;
+  } catch (const Error& e) {
+    r.error = e.what();
+    r.bad_input = e.exit_code() == ExitCode::kBadInput;
+    out.group_broken = shared;
   } catch (const std::exception& e) {
     r.error = e.what();
     out.group_broken = shared;

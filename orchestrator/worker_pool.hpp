@@ -16,6 +16,7 @@ struct UnitReport {
   bool ok = false;           // computed and staged at `staged`
   bool interrupted = false;  // stopped on request after saving a checkpoint: resumable, not failed
   bool disk_full = false;    // the store's disk is full: no retry can succeed
+  bool bad_input = false;    // failed on bad input (the exit-2 class): a retry fails the same way
   std::string error;         // for !ok
   std::string staged;        // for ok: the staged unit file (Store::stage)
   double duration = 0;       // seconds

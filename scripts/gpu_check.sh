@@ -11,9 +11,9 @@
 #      communicator (runtime.communicator nccl: the layout NCCL accepts on one GPU), against the
 #      same layout through MPI: tables within compare_stores.py's bounds, and every unit must
 #      record the backend it used; with two or more GPUs also a group of two ranks over NCCL;
-#   4. throughput: `linsweep eval` tokens/s on a random GPT-2-Large-shaped checkpoint (and a
-#      Llama-shaped one when bench/llama_checkpoint.py exists) in bfloat16 and float32 against
-#      transformers (skipped when not importable), same checkpoint, tokens and batch;
+#   4. throughput: `linsweep eval` tokens/s on random GPT-2-Large- and TinyLlama-shaped
+#      checkpoints in bfloat16 and float32 against transformers' AutoModelForCausalLM (skipped
+#      when not importable), same checkpoint, tokens and batch; PPL within the forward bounds;
 #   --bench adds: the 36-layer GPT-2-Large sweep (stats, fit, all_linear; 32,768 fit and eval
 #      tokens, context 1024) timed, and bench/paper_sweep_gpu.sh at a scale that fits.
 # Writes three files to OUT (what a device run brings back: few files): gpu_check.json (every
@@ -166,14 +166,11 @@ for m in tiny-gpt2 tiny-neox tiny-neox-seq; do
 done
 r=$("$py" - "$work" "$dev" "$models" <<'EOF'
 import json, math, os, sys
-from numerics import bfloat16_forward_bound, forward_bound
+from numerics import bfloat16_forward_bound, config_shape, forward_bound
 work, dev, models = sys.argv[1:]
 out, ok = {"models": []}, True
 for m in ("tiny-gpt2", "tiny-neox", "tiny-neox-seq"):
-    c = json.load(open(f"{models}/{m}/config.json"))
-    layers = c.get("n_layer", c.get("num_hidden_layers"))
-    d = c.get("n_embd", c.get("hidden_size"))
-    shape = (layers, max(d, c.get("n_inner") or c.get("intermediate_size") or 4 * d))
+    shape = config_shape(f"{models}/{m}/config.json")
     load = lambda run: json.load(open(f"{work}/eval-{m}-{run}.json"))
     ref, row = load("cpu-float32"), {"model": m}
     for dtype in ("float32", "bfloat16"):
@@ -316,12 +313,9 @@ throughput() {  # throughput NAME HF_SCRIPT CKPT TOKENS BATCH LABEL: linsweep ev
   done
   r=$("$py" - "$work" "$name" "$have_hf" "$label" "$ckpt/config.json" <<'EOF'
 import json, math, os, sys
-from numerics import bfloat16_forward_bound, forward_bound
+from numerics import bfloat16_forward_bound, config_shape, forward_bound
 work, name, have_hf, label, config = sys.argv[1], sys.argv[2], sys.argv[3] == "true", sys.argv[4], sys.argv[5]
-c = json.load(open(config))
-layers = c.get("n_layer", c.get("num_hidden_layers"))
-d = c.get("n_embd", c.get("hidden_size"))
-shape = (layers, max(d, c.get("n_inner") or c.get("intermediate_size") or 4 * d))
+shape = config_shape(config)
 out, ok = {"checkpoint": label, "transformers": "used" if have_hf else "skipped: transformers is not importable"}, True
 targets = {"bfloat16": 1.5, "float32": 1.2}
 for dtype in ("bfloat16", "float32"):
@@ -357,18 +351,18 @@ else
 fi
 step "throughput: writing a random GPT-2 checkpoint ($label)"
 "$py" "$src/bench/gpt2_checkpoint.py" "$scratch/gpt2" "${shape[@]}" --tokens "$tokens" >"$work/checkpoint-gpt2.json"
-throughput gpt2 hf_gpt2_eval.py "$scratch/gpt2" "$tokens" "$batch" "$label"
-if [[ -f "$src/bench/llama_checkpoint.py" && -f "$src/bench/hf_llama_eval.py" ]]; then
-  if [[ $mode == cpu ]]; then
-    lshape=(--layers 2 --d 128 --heads 4 --kv-heads 2) llabel="Llama, 2 layers, d=128 (CPU stand-in)"
-  else
-    lshape=() llabel="Llama-3.2-1B shape (bench/llama_checkpoint.py's default)"
-  fi
-  step "throughput: writing a random Llama checkpoint ($llabel)"
-  "$py" "$src/bench/llama_checkpoint.py" "$scratch/llama" "${lshape[@]}" --tokens "$tokens" >"$work/checkpoint-llama.json"
-  throughput llama hf_llama_eval.py "$scratch/llama" "$tokens" "$batch" "$llabel"
-  rm -rf "$scratch/llama"
+throughput gpt2 hf_eval.py "$scratch/gpt2" "$tokens" "$batch" "$label"
+# The same on a Llama shape (RMSNorm, SwiGLU, rotary, grouped-query attention), stored in
+# bfloat16 to halve the write; float32 evaluation reads it widened on both sides.
+if [[ $mode == cpu ]]; then
+  shape=(--layers 2 --d 128 --heads 4 --kv-heads 2 --ff 352) label="Llama, 2 layers, d=128, 4 heads over 2 kv heads (CPU stand-in)"
+else
+  shape=() label="TinyLlama 1.1B shape (d=2048, 22 layers, 32 heads over 4 kv heads, d_ff 5632, vocab 32000)"
 fi
+step "throughput: writing a random Llama checkpoint ($label)"
+"$py" "$src/bench/llama_checkpoint.py" "$scratch/llama" "${shape[@]}" --dtype bfloat16 --tokens "$tokens" \
+  >"$work/checkpoint-llama.json"
+throughput llama hf_eval.py "$scratch/llama" "$tokens" "$batch" "$label"
 
 # --- 5. benchmarks (--bench) -----------------------------------------------------------------
 if [[ $bench -eq 1 ]]; then

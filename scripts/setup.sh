@@ -24,7 +24,7 @@ packages=(
 if [[ $demo_only -eq 0 ]]; then
   packages+=(
     python3-torch python3-numpy python3-h5py   # independent references for tests and bench/
-    python3-pandas python3-pip                 # python/linsweep_store (the store reader), its tests, pip install
+    python3-pandas python3-pip python3-venv    # python/linsweep_store (the store reader), its tests, pip install
     python3-setuptools                         # its build backend (Debian 13's pip no longer pulls it in)
     python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
     python3-sentencepiece python3-regex        # tokenizer references: SentencePiece itself, \p{L} regexes

@@ -12,8 +12,7 @@
 #   sanitize     the Catch2 suite and the fuzz replays under ASan and UBSan (scripts/sanitize.sh)
 #   fuzz         every fuzzer for 10 s (scripts/fuzz.sh)
 # --quick, the inner loop: format, build, and the tests labelled `quick` (the unit tests that
-# need no cluster, MPI job or browser), about 2 minutes on 2 cores once the build is warm.
-# Times of this machine kind, cold and warm: docs/reliability.md.
+# need no cluster, MPI job or browser). Measured times: docs/reliability.md, "Test time".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0

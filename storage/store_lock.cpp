@@ -63,6 +63,21 @@ StoreLock::StoreLock(const std::string& dir, bool shared) : shared_(shared), pat
   ::fsync(fd_);
 }
 
+std::optional<std::string> live_writer(const std::string& dir) {
+  const std::string path = StoreLayout(dir).lock();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> holder = read_holder(fd);
+  if (holder->empty()) {
+    holder.reset();  // released cleanly, or never held
+  } else if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);  // a record without a flock: its writer died
+    holder.reset();
+  }
+  ::close(fd);
+  return holder;
+}
+
 StoreLock::StoreLock(StoreLock&& o) noexcept
     : fd_(std::exchange(o.fd_, -1)), shared_(o.shared_), path_(std::move(o.path_)), stale_(std::move(o.stale_)) {}
 

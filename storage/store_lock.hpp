@@ -33,4 +33,11 @@ class StoreLock {
   std::optional<std::string> stale_;
 };
 
+// The record ("host H pid P since T") of the exclusive writer that holds `dir/lock` now, or
+// nullopt when none does (no lock file, an empty record, or a record left by a dead holder).
+// Takes no lock while a writer holds it; only for a dead holder's record does it take a shared
+// one for an instant to tell. Shared holders (split Slurm jobs) write no record and are not
+// reported. Never throws.
+std::optional<std::string> live_writer(const std::string& dir);
+
 }  // namespace linsweep

@@ -5,6 +5,7 @@
 
 #include "storage/plan_records.hpp"
 #include "storage/store.hpp"
+#include "storage/store_lock.hpp"
 #include "storage/unit_standing.hpp"
 
 namespace linsweep {
@@ -65,10 +66,13 @@ StoreStatus summarize_store(const Store& store) {
       st.failures.push_back({unit, e->host, e->error, e->rank, failures[unit]});
     } else {
       c.unfinished++;
+      st.unfinished.push_back(unit);
     }
   }
+  // Each unit in one column: a started, failed or interrupted unit is not also pending.
   for (const auto& id : planned)
-    if (!committed.count(id) && !(last.count(id) && last[id]->event == "failed")) st.by_kind[kind_of(id)].pending++;
+    if (!committed.count(id) && !last.count(id)) st.by_kind[kind_of(id)].pending++;
+  st.live_writer = live_writer(store.layout().dir());
   return st;
 }
 

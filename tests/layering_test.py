@@ -9,6 +9,9 @@ Usage: layering_test.py SOURCE_DIR
   HDF5; only orchestrator/ and workers/comm/ include MPI (and NCCL).
 - Presentation, the store and the planner hold no experiment names: no file outside
   experiments/ (and tests/, the demo) names an experiment's table by string.
+- No code outside workers/model/ names an architecture (a registered model_type, read from
+  workers/model/*_config.cpp and workers/model/arch/*.cpp) by string: everything else asks the
+  architecture's record. The demo, which names the architectures it trains, is data.
 Exit 1 with one line per violation.
 """
 import os
@@ -35,6 +38,18 @@ TABLES = ("fits", "all_linear", "gates", "token_context", "nofly", "clusters", "
           "finetune", "training_loss", "soft_gates", "token_classes", "token_regression")
 
 
+def architecture_names(src):
+    """The model_type strings the architecture files register."""
+    names = set()
+    model = os.path.join(src, "workers", "model")
+    for folder in (model, os.path.join(model, "arch")):
+        for name in os.listdir(folder):
+            if name.endswith(".cpp"):
+                text = open(os.path.join(folder, name), encoding="utf-8").read()
+                names |= set(re.findall(r'(?:a\.name = |decoder_variant\()"([a-z0-9_]+)"', text))
+    return names
+
+
 def folder_of(rel):
     if rel.startswith("workers/comm/"):
         return "workers/comm"
@@ -44,6 +59,9 @@ def folder_of(rel):
 def main():
     src = sys.argv[1]
     problems = []
+    archs = architecture_names(src)
+    if len(archs) < 6:
+        problems.append(f"workers/model: found only the architectures {sorted(archs)}")
     for folder in ALLOWED:
         root = os.path.join(src, folder)
         for dirpath, _, files in os.walk(root):
@@ -72,6 +90,11 @@ def main():
                         allowed = ALLOWED[own] | ({"workers/comm"} if "workers" in ALLOWED[own] | {own} else set())
                         if target != own and target not in allowed and target in ALLOWED:
                             problems.append(f"{where}: {own}/ includes {target}/ (allowed: {sorted(ALLOWED[own]) or 'nothing'})")
+                if not rel.startswith("workers/model/") and own != "demo":
+                    code = re.sub(r"//[^\n]*", "", text)
+                    for arch in archs:
+                        if '"' + arch + '"' in code:
+                            problems.append(f"{rel}: names the architecture '{arch}' (ask its Architecture record)")
                 if own in ("storage", "presentation") or rel in ("orchestrator/plan.cpp", "orchestrator/spec.cpp"):
                     code = re.sub(r"//[^\n]*", "", text)  # comments may give examples
                     for table in TABLES:

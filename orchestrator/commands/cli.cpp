@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "common/heap_policy.hpp"
+#include "common/suggest.hpp"
 #include "orchestrator/build_info.hpp"
 #include "orchestrator/commands/commands.hpp"
 #include "orchestrator/commands/help_format.hpp"
@@ -62,12 +64,15 @@ int linsweep_main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
+    std::vector<std::string> commands;
     for (const CLI::App* sub : app.get_subcommands({})) {
       known = known || sub->get_name() == argv[1];
       names += (names.empty() ? "" : ", ") + sub->get_name();
+      commands.push_back(sub->get_name());
     }
     if (!known) {
-      std::fprintf(stderr, "linsweep: unknown command '%s' (known: %s)\n", argv[1], names.c_str());
+      std::fprintf(stderr, "linsweep: unknown command '%s'%s (known: %s)\n", argv[1],
+                   did_you_mean(argv[1], commands).c_str(), names.c_str());
       return static_cast<int>(ExitCode::kBadInput);
     }
   }

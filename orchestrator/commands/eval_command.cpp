@@ -37,10 +37,10 @@ int run_eval(const EvalArgs& a) {
   LoadedModel lm = load_model(a.model, mo);
   const CorpusFormat format = a.format.empty() ? guess_corpus_format(a.corpus) : parse_corpus_format(a.format);
   const auto stream = read_model_token_stream(a.corpus, format, a.model, lm.config().eos_token_id);
-  const std::int64_t context = a.context > 0 ? a.context : std::min<std::int64_t>(lm.config().max_positions, 1024);
-  if (context > lm.config().max_positions)
-    throw InputError("--context " + std::to_string(context) + " is longer than the model's " +
-                     std::to_string(lm.config().max_positions) + " positions (" + a.model + "/config.json)");
+  const std::int64_t context = a.context > 0 ? a.context : std::min<std::int64_t>(lm.config().max_context(), 1024);
+  if (context > lm.config().max_context())
+    throw InputError("--context " + std::to_string(context) + " is longer than " + context_limit(lm.config()) + " (" +
+                     a.model + "/config.json)");
   Split split{a.start, a.tokens >= 0 ? a.tokens : static_cast<std::int64_t>(stream.size()) - a.start};
   const Windows windows = make_windows(stream, split, context, a.corpus);
 

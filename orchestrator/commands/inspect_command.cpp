@@ -7,8 +7,11 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "orchestrator/commands/commands.hpp"
+#include "workers/model/architecture_registry.hpp"
+#include "workers/model/hf_activation.hpp"
 #include "workers/model/hf_weights.hpp"
 #include "workers/model/load_model.hpp"
+#include "workers/model/rope_config.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
 #include "workers/tokenizer/tokenizer.hpp"
 
@@ -35,17 +38,23 @@ int run_inspect(const InspectArgs& a) {
                       {"d_ff", c.d_ff},
                       {"vocab_size", c.vocab_size},
                       {"max_positions", c.max_positions},
-                      {"activation", c.activation == Activation::kGeluTanh ? "gelu_tanh" : "gelu"},
+                      {"activation", hf_activation_name(c.activation)},
                       {"tied_head", c.tied_head},
                       {"parameters", lm.parameter_count},
                       {"checkpoint_dtypes", lm.checkpoint_dtypes},
                       {"checkpoint_files", ckpt.files()},
                       {"checkpoint_bytes", ckpt.total_bytes()}};
-  if (c.architecture == "gpt_neox") {
-    j["residual"] = c.parallel_residual ? "parallel" : "sequential";
+  const Architecture& arch = ArchitectureRegistry::instance().get(c.architecture, a.model + "/config.json");
+  j["kv_heads"] = c.kv_heads();
+  j["norm"] = norm_name(c.norm);
+  j["gated_mlp"] = c.gated_mlp;
+  j["residual"] = c.parallel_residual ? "parallel" : "sequential";
+  if (arch.roles.position.empty()) {  // no learned positions: rotary
     j["rotary_dims"] = static_cast<std::int64_t>(static_cast<double>(c.head_dim()) * c.rotary_pct);
     j["rotary_base"] = c.rotary_base;
+    j["rope_type"] = rope_type_name(c.rope.type);
   }
+  if (c.sliding_window) j["sliding_window"] = *c.sliding_window;
   try {
     const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
     j["tokenizer"] = {

@@ -10,6 +10,7 @@
 #include "common/file_io.hpp"
 #include "orchestrator/commands/commands.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/split_check.hpp"
 #include "storage/store.hpp"
 #include "storage/store_layout.hpp"
 
@@ -37,6 +38,7 @@ int run_plan(const PlanArgs& a) {
 int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
   FileHashCache fingerprints = fingerprint_cache(spec);
   const Plan plan = make_plan(spec, fingerprints);
+  check_splits_fit(spec_path, spec, plan);
   save_fingerprint_cache(fingerprints, spec);
   std::unique_ptr<Store> store;
   if (is_regular_file(StoreLayout(spec.store).marker())) store = std::make_unique<Store>(Store::open_read(spec.store));

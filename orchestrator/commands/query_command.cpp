@@ -7,6 +7,7 @@
 #include "orchestrator/commands/commands.hpp"
 #include "presentation/query.hpp"
 #include "storage/store.hpp"
+#include "storage/table.hpp"
 
 namespace linsweep {
 namespace {
@@ -18,9 +19,20 @@ struct QueryArgs {
   bool json = false, consolidated = false, all = false;
 };
 
+// "fits, all_linear, ...": every table of the registry, in its order.
+std::string table_names() {
+  std::string names;
+  for (const Table& t : table_schemas()) names += (names.empty() ? "" : ", ") + t.name;
+  return names;
+}
+
 int run_query_command(const QueryArgs& a) {
   const TableFormat format = a.json ? TableFormat::kJson : parse_table_format(a.format);
   const Store store = Store::open_read(a.store);  // no lock: sees committed units only
+  if (a.table.empty()) {                          // which tables there are, one per line
+    for (const Table& t : table_schemas()) std::printf("%s\n", t.name.c_str());
+    return 0;
+  }
   QueryOptions q;
   for (const auto& w : a.where) q.where.push_back(parse_condition(w));
   q.columns = a.columns;
@@ -41,12 +53,11 @@ int run_query_command(const QueryArgs& a) {
 void add_query_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<QueryArgs>();
   CLI::App* cmd = root.add_subcommand(
-      "query",
-      "Rows of a result table (fits, all_linear, gates, token_context, nofly, clusters, compound, progressive, "
-      "finetune, training_loss, soft_gates) from the committed units, ordered by model, corpus, layer; safe "
-      "while a sweep writes.");
+      "query", "Rows of a result table (" + table_names() +
+                   ") from the committed units, ordered by model, corpus, layer; safe while a sweep writes. "
+                   "Without TABLE, lists the tables.");
   add_store_argument(cmd, &args->store);
-  cmd->add_option("table", args->table, "table name")->required();
+  cmd->add_option("table", args->table, "table name (none: list the tables)");
   cmd->add_option("--where", args->where,
                   "col=v, col=a,b (any of), col!=a,b (none of), col=lo..hi (inclusive; a bound may be empty), "
                   "col=glob* (*, ? and [...] on strings); \\ escapes a character; repeatable, all must hold. "

@@ -35,7 +35,8 @@ void add_run_command(CLI::App& root, CommandAction* action) {
   CLI::App* cmd =
       root.add_subcommand("run",
                           "Run every pending unit of a sweep spec and commit it to the store (exit 0 done, 1 a unit "
-                          "failed, 3 interrupted). "
+                          "failed, 2 bad input, never retried, 3 interrupted: Ctrl-C stops after the running units, "
+                          "twice aborts, and the last line is the command that continues). "
                           "Under mpirun -n N (N > 1), rank 0 coordinates and the other ranks form worker groups.");
   add_spec_arguments(cmd, {spec.get(), &opts->overrides, &opts->store_override});
   cmd->add_option("--threads", opts->threads, "torch threads (default: spec runtime.threads, then cores / local ranks)")

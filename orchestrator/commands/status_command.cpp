@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "orchestrator/commands/commands.hpp"
@@ -30,11 +33,47 @@ nlohmann::json jobs_or_note(const std::string& store, std::string* note) {
   }
 }
 
+// A result row some experiment flagged as no measurement (its `flag` column: an empty routing
+// list, an undefined correlation or AUC, a gate that routes nothing; docs/methods.md).
+struct FlaggedRow {
+  std::string table, where, flag;
+};
+
+// Every row of the store's current tables with a non-empty `flag`, named by its key cells.
+std::vector<FlaggedRow> flagged_rows(const Store& store) {
+  std::vector<FlaggedRow> out;
+  for (const auto& [name, t] : store.read_tables()) {
+    const int flag = t.column_index("flag");
+    if (flag < 0) continue;
+    for (const Row& r : t.rows) {
+      const auto* text = std::get_if<std::string>(&r[static_cast<std::size_t>(flag)]);
+      if (text == nullptr || text->empty()) continue;
+      std::string where;
+      for (const char* c : {"model", "corpus", "source", "target", "layer", "gate"}) {
+        const int i = t.column_index(c);
+        if (i < 0) continue;
+        std::visit(
+            [&](const auto& v) {
+              using V = std::decay_t<decltype(v)>;
+              if constexpr (std::is_same_v<V, std::string>)
+                where += (where.empty() ? "" : " ") + std::string(c) + "=" + v;
+              else
+                where += (where.empty() ? "" : " ") + std::string(c) + "=" + std::to_string(v);
+            },
+            r[static_cast<std::size_t>(i)]);
+      }
+      out.push_back({name, where, *text});
+    }
+  }
+  return out;
+}
+
 int run_status(const StatusArgs& a) {
   const Store store = Store::open_read(a.store);
   const StoreStatus st = summarize_store(store);
   std::string note;
   const nlohmann::json jobs = jobs_or_note(a.store, &note);
+  const std::vector<FlaggedRow> flagged = flagged_rows(store);
   if (a.json) {
     nlohmann::json j = {{"store", a.store},
                         {"committed", st.committed()},
@@ -58,12 +97,22 @@ int run_status(const StatusArgs& a) {
     for (const auto& f : st.failures)
       j["failures"].push_back(
           {{"unit", f.unit}, {"host", f.host}, {"rank", f.rank}, {"attempts", f.attempts}, {"error", f.error}});
+    // While a run holds the store, its unfinished units are the ones it is running.
+    j["live_run"] = st.live_writer ? nlohmann::json(*st.live_writer) : nlohmann::json(nullptr);
+    j["running"] = st.live_writer ? nlohmann::json(st.unfinished) : nlohmann::json::array();
+    j["flagged"] = nlohmann::json::array();
+    for (const auto& f : flagged) j["flagged"].push_back({{"table", f.table}, {"row", f.where}, {"flag", f.flag}});
     j["slurm_jobs"] = jobs;
     if (!note.empty()) j["slurm_note"] = note;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   std::printf("store %s\n", a.store.c_str());
+  if (st.live_writer) {
+    std::printf("  live run: %s; running %zu unit%s\n", st.live_writer->c_str(), st.unfinished.size(),
+                st.unfinished.size() == 1 ? "" : "s");
+    for (const auto& id : st.unfinished) std::printf("    running: %s\n", id.c_str());
+  }
   std::printf("  %-12s %9s %10s %7s %7s %10s %10s %10s\n", "experiment", "committed", "superseded", "pending", "failed",
               "unfinished", "seconds", "tok/s");
   for (const auto& [k, c] : st.by_kind)
@@ -73,6 +122,7 @@ int run_status(const StatusArgs& a) {
   for (const auto& f : st.failures)
     std::printf("  failed: %s (%d attempts, %s rank %d): %s\n", f.unit.c_str(), f.attempts, f.host.c_str(), f.rank,
                 f.error.c_str());
+  for (const auto& f : flagged) std::printf("  flagged: %s %s: %s\n", f.table.c_str(), f.where.c_str(), f.flag.c_str());
   if (!jobs.empty())
     std::printf("slurm jobs\n  %-10s %-12s %-18s %8s  %s\n", "job", "state", "reason", "restarts", "units");
   for (const auto& j : jobs) {
@@ -93,11 +143,13 @@ int run_status(const StatusArgs& a) {
 
 void add_status_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<StatusArgs>();
-  CLI::App* cmd =
-      root.add_subcommand("status",
-                          "Committed, failed and unfinished units of a store by experiment, failures with "
-                          "their messages, and throughput (from the journal); for stores submitted to Slurm, "
-                          "every recorded job with the scheduler's state (squeue, scontrol, sacct) and its units.");
+  CLI::App* cmd = root.add_subcommand(
+      "status",
+      "Committed, pending, failed and unfinished units of a store by experiment (each unit counted once), failures "
+      "with their messages, and throughput (from the journal); whether a run writes the store now, and which units "
+      "it is running; for stores submitted to Slurm, every recorded job with the scheduler's state (squeue, "
+      "scontrol, sacct) and its units; every result row flagged as no measurement (an empty routing list, an "
+      "undefined r or AUC, a gate routing none or all) with the reason.");
   add_store_argument(cmd, &args->store);
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->footer("Example: linsweep status runs/demo/store --json");

@@ -70,6 +70,37 @@ def npy_bytes(descr, shape, payload, header=None):
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + payload
 
 
+def decoder_models(fx, src):
+    """The pre-norm decoders' faults: tests/support/make_decoder_fixtures.py's models, each with
+    one key or tensor broken."""
+    sys.path.insert(0, os.path.join(src, "tests", "support"))
+    import make_decoder_fixtures
+    decoders = os.path.join(fx, "decoders")
+    make_decoder_fixtures.main(decoders)
+
+    def base(name):
+        d = os.path.join(decoders, name)
+        return d, json.load(open(os.path.join(d, "config.json")))
+
+    llama, lc = base("tiny-llama-f32")
+    gemma, gc = base("tiny-gemma-f32")
+    mistral, mc = base("tiny-mistral-f32")
+    cfg = lambda c, **changes: json.dumps(changed(c, changes))  # noqa: E731
+    model_dir(fx, "bad_llama_rope_type", llama,
+              {"config.json": cfg(lc, rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0})})
+    model_dir(fx, "bad_llama_llama3_fields", llama,
+              {"config.json": cfg(lc, rope_parameters={"rope_type": "llama3", "rope_theta": 5e5, "factor": 8.0})})
+    model_dir(fx, "bad_llama_kv_heads", llama, {"config.json": cfg(lc, num_key_value_heads=3)})
+    model_dir(fx, "bad_gemma_softcap", gemma, {"config.json": cfg(gc, final_logit_softcapping=30.0)})
+    model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=16)})
+    # One norm weight gone; an ignored buffer of the same size keeps the parameter count, so
+    # that the loader reports the missing tensor by name.
+    header, payload = read_safetensors(os.path.join(llama, "model.safetensors"))
+    gone = "model.layers.1.post_attention_layernorm.weight"
+    header["model.layers.0.self_attn.rotary_emb.inv_freq"] = dict(header.pop(gone))
+    model_dir(fx, "bad_llama_missing_tensor", llama, {"model.safetensors": safetensors_bytes(header, payload)})
+
+
 def main():
     binary, src, fx = sys.argv[1], sys.argv[2], sys.argv[3]
     data = os.path.join(src, "tests", "data")
@@ -90,9 +121,11 @@ def main():
     model_dir(fx, "bad_config_wrong_type", gpt2, {"config.json": cfg(n_head="four")})
     model_dir(fx, "bad_config_negative", gpt2, {"config.json": cfg(n_embd=-64)})
     model_dir(fx, "bad_config_huge", gpt2, {"config.json": cfg(n_embd=1 << 40, n_head=1)})
-    model_dir(fx, "bad_config_unknown_type", gpt2, {"config.json": cfg(model_type="llama")})
+    model_dir(fx, "bad_config_unknown_type", gpt2, {"config.json": cfg(model_type="mamba")})
     model_dir(fx, "bad_config_missing", gpt2, drop=("config.json",))
     model_dir(fx, "bad_pickle_only", gpt2, {"pytorch_model.bin": b"\x80\x02}q\x00."}, drop=("model.safetensors",))
+
+    decoder_models(fx, src)
 
     header, payload = read_safetensors(os.path.join(gpt2, "model.safetensors"))
     good_st = open(os.path.join(gpt2, "model.safetensors"), "rb").read()
@@ -241,6 +274,10 @@ def main():
     spec("bad_context_short", context=1)
     spec("bad_split_start", splits={"fit": {"start": -1, "tokens": 256}, "eval": {"start": 256, "tokens": 256}})
     spec("bad_split_tokens", splits={"fit": {"start": 0, "tokens": 0}, "eval": {"start": 256, "tokens": 256}})
+    # A split past the end of a corpus's stream: refused by `plan` and before `run` creates a store.
+    spec("bad_split_past_end_npy", splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 99744}})
+    spec("bad_split_past_end_text", corpora=[{"name": "prose", "path": "../corpora/good.txt", "format": "text"}],
+         splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 99744}})
     for key, value in (("batch", 0), ("ranks_per_group", 0), ("retries", -1), ("grace_seconds", -1), ("threads", -1)):
         spec(f"bad_runtime_{key}", runtime={"device": "cpu", key: value})
     for key, value in (("nodes", 0), ("tasks_per_node", 0), ("gpus_per_node", -1), ("cpus_per_task", -1),

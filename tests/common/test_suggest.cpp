@@ -24,3 +24,11 @@ TEST_CASE("closest_name suggests within a third of the name's length") {
   CHECK(did_you_mean("layr", known) == " (did you mean 'layer'?)");
   CHECK(did_you_mean("zzzzzz", known).empty());
 }
+
+TEST_CASE("closest_name completes an abbreviation to the shortest name it begins") {
+  const std::vector<std::string> known = {"delta_pct_lo", "delta_pct", "layer"};
+  CHECK(closest_name("delta", known) == "delta_pct");
+  CHECK(closest_name("lay", known) == "layer");  // one edit beyond its limit of 1, but a prefix
+  CHECK(closest_name("de", known).empty());      // too short to stand for anything
+  CHECK(closest_name("deltas", known).empty());  // a prefix of none
+}

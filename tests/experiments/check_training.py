@@ -10,7 +10,7 @@ MODE "close": B (another worker-group size) must hold the same rows with PPL and
 the training bound of docs/numerics.md (tests/support/numerics.py: 3 forward bounds per step). Both modes also check A on its own: a training_loss row for every step of
 every unit, the loss lower at the end than at the start, a control beside every finetune
 variant and every progressive unit, progressive's post_lin rows (the model right after each
-replacement), its order (cheapest first by the store's all_linear Δ% when it has one), its
+replacement), its order (cheapest first by the store's all_linear Δ% on the select split when it has one), its
 first refitted surrogate against the fit unit's (the same untouched model and data), and
 (with the binary) `linsweep eval` of an exported model reproducing the unit's last PPL.
 MODE "steps0": STORE ran progressive with steps_per_layer 0, so the model that replaces layer
@@ -83,7 +83,8 @@ def check_progressive(store):
         assert [dec(r["phase"]) for r in post] == [f"post_lin layer {l}" for l in order], (model, post)
         assert [int(r["n_linear"]) for r in post] == list(range(1, len(order) + 1)), model
         if len(al):
-            delta = {int(r["layer"]): float(r["delta_pct"]) for r in al if dec(r["model"]) == model and dec(r["corpus"]) == "stream-a"}
+            # Chosen on the select split; eval's Δ% only reports.
+            delta = {int(r["layer"]): float(r["select_delta_pct"]) for r in al if dec(r["model"]) == model and dec(r["corpus"]) == "stream-a"}
             assert order == sorted(order, key=lambda l: delta[l]), f"{model}: order {order} is not cheapest first by {delta}"
         print(f"{model}: progressive order {order}, {len(post)} post_lin rows, a control")
     # The first replacement refits on the untouched model and the fit split: the fit unit's surrogate.

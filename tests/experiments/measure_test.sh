@@ -36,3 +36,17 @@ cp -a "$work/n1" "$work/n1-input"
 new_units=$(comm -13 <(ls "$work/n1/units") <(ls "$work/n1-input/units"))
 echo "$new_units" | grep -q "^nofly-"
 if echo "$new_units" | grep -v "^nofly-"; then echo "FAIL: more than nofly ran again" >&2; exit 1; fi
+# A routing list that cannot be made (no token seen min_count times) is flagged with its reason
+# in the nofly table, in `linsweep tables` and in `linsweep status`, on another copy.
+cp -a "$work/n1" "$work/n1-empty"
+"$bin" run "$spec" --store "$work/n1-empty" --quiet experiments.nofly.min_count=100000
+reason="empty list: no source token seen min_count = 100000 times"
+"$bin" status "$work/n1-empty" | grep -F "flagged: nofly" | grep -qF "$reason"
+"$bin" status "$work/n1-empty" --json | /usr/bin/python3 -c "
+import json, sys
+f = json.load(sys.stdin)['flagged']
+assert any(x['table'] == 'nofly' and x['flag'].startswith('$reason') for x in f), f"
+"$bin" tables "$work/n1-empty" --out "$work/tables-empty" > /dev/null
+grep -F "Routing lists" -A8 "$work/tables-empty/tables.md" | grep -qF "$reason"
+if "$bin" status "$work/n1" | grep -F "flagged: nofly"; then echo "FAIL: the fixture's lists are flagged" >&2; exit 1; fi
+echo "an empty routing list is flagged in the table, tables.md and status"

@@ -7,6 +7,7 @@
 
 #include "experiments/capture_data.hpp"
 #include "experiments/gate_model.hpp"
+#include "experiments/window_nll.hpp"
 #include "orchestrator/plan.hpp"
 #include "orchestrator/runner.hpp"
 #include "orchestrator/spec.hpp"
@@ -140,7 +141,9 @@ std::vector<double> column_of(const UnitResult& u, const std::string& name, cons
 TEST_CASE("gate: the threshold curve runs from all-linear through the gate to the untouched model") {
   ScratchDir dir;
   run_gate_sweep(
-      dir, "  all_linear: {bootstrap: 50}\n  gate: {variants: [linear, \"pca:4\"], bootstrap: 50, curve_steps: 4}\n");
+      dir,
+      "  all_linear: {bootstrap: 50}\n  gate: {variants: [linear, \"pca:4\"], bootstrap: 50, curve_steps: 4, "
+      "random_draws: 4}\n");
   const Plan plan = make_plan(load_spec(dir / "spec.yaml"));
   const Store store = Store::open_read(dir / "store");
   const UnitResult gate = store.read_unit(unit_of_kind(plan, "gate").id);
@@ -179,5 +182,40 @@ TEST_CASE("gate: the threshold curve runs from all-linear through the gate to th
     CHECK(std::isfinite(random[v]));
     CHECK(low[v] <= random[v]);
     CHECK(random[v] <= high[v]);
+  }
+
+  // Four draws on the same windows, each kept as per-window NLL: their mean and spread, the
+  // gate against their mean with a paired interval, the share of draws the gate beats.
+  const std::string nll = window_nll_key("m", "c", "gate", 1);
+  const std::vector<double>& base = gate.arrays.at(nll + "/base").values;
+  auto delta_of = [&](const std::string& series) {
+    double sb = 0, ss = 0;
+    for (std::size_t i = 0; i < base.size(); ++i) sb += base[i], ss += gate.arrays.at(nll + "/" + series).values[i];
+    return 100.0 * (std::exp((ss - sb) / static_cast<double>(base.size() * 31)) - 1.0);
+  };
+  const std::vector<double> draws = column_of(gate, "gates", "random_draws"),
+                            mean = column_of(gate, "gates", "random_mean_delta_pct"),
+                            sd = column_of(gate, "gates", "random_sd_pct"),
+                            vs = column_of(gate, "gates", "vs_random_pct"),
+                            vs_low = column_of(gate, "gates", "vs_random_ci_low"),
+                            vs_high = column_of(gate, "gates", "vs_random_ci_high"),
+                            beats = column_of(gate, "gates", "beats_random");
+  REQUIRE(draws.size() == rows.size());
+  for (std::size_t v = 0; v < rows.size(); ++v) {
+    INFO(rows[v].gate);
+    CHECK(draws[v] == 4);
+    std::vector<double> d = {delta_of("random/" + rows[v].gate)};
+    for (int k = 1; k < 4; ++k) d.push_back(delta_of("random_draws/" + rows[v].gate + "/" + std::to_string(k)));
+    double m = 0, ss = 0, beaten = 0;
+    for (double x : d) m += x / 4, beaten += x > gate_delta[v] ? 0.25 : 0.0;
+    for (double x : d) ss += (x - m) * (x - m);
+    CHECK(d[0] == Catch::Approx(random[v]).epsilon(1e-12));
+    CHECK(mean[v] == Catch::Approx(m).epsilon(1e-12));
+    CHECK(sd[v] == Catch::Approx(std::sqrt(ss / 3)).epsilon(1e-9));
+    CHECK(sd[v] > 0);  // the draws differ
+    CHECK(vs[v] == Catch::Approx(gate_delta[v] - m).margin(1e-12));
+    CHECK(vs_low[v] <= vs[v]);
+    CHECK(vs[v] <= vs_high[v]);
+    CHECK(beats[v] == beaten);
   }
 }

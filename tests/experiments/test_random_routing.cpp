@@ -1,6 +1,8 @@
 // Random routing at a gate's share: the same count per window, independent of batching, uniform.
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "experiments/random_routing.hpp"
 #include "support/catch.hpp"
 
@@ -63,4 +65,29 @@ TEST_CASE("good_: every scored position is drawn equally often") {
 TEST_CASE("bad_: random routing takes a bool [B, T] mask") {
   CHECK_THROWS_AS(random_routing_like(at::zeros({2, 3}, at::kFloat), 0, 0), c10::Error);
   CHECK_THROWS_AS(random_routing_like(at::zeros({6}, at::kBool), 0, 0), c10::Error);
+}
+
+TEST_CASE("good_: a gate against its random draws: mean, spread, paired interval, share beaten") {
+  // Four windows of one scored position each, alike, so every bootstrap resample is the whole.
+  const std::vector<double> base(4, 0.0), gate(4, 0.1);
+  const std::vector<std::vector<double>> draws = {std::vector<double>(4, 0.2), std::vector<double>(4, 0.3),
+                                                  std::vector<double>(4, 0.05)};
+  const RandomComparison r = compare_with_random(base, gate, draws, 1, 200, 7);
+  const double g = 100 * std::expm1(0.1), d[] = {100 * std::expm1(0.2), 100 * std::expm1(0.3), 100 * std::expm1(0.05)};
+  const double mean = (d[0] + d[1] + d[2]) / 3;
+  const double sd =
+      std::sqrt(((d[0] - mean) * (d[0] - mean) + (d[1] - mean) * (d[1] - mean) + (d[2] - mean) * (d[2] - mean)) / 2);
+  CHECK(r.mean_delta_pct == Catch::Approx(mean));
+  CHECK(r.sd_pct == Catch::Approx(sd));
+  CHECK(r.diff_pct == Catch::Approx(g - mean));
+  CHECK(r.ci_low == Catch::Approx(g - mean));
+  CHECK(r.ci_high == Catch::Approx(g - mean));
+  CHECK(r.beaten == Catch::Approx(2.0 / 3.0));
+  // One draw: no spread; a gate alike in every window but one: a paired interval that is not a point.
+  CHECK(std::isnan(compare_with_random(base, gate, {draws[0]}, 1, 10, 7).sd_pct));
+  const RandomComparison uneven = compare_with_random(base, {0.1, 0.1, 0.1, 0.9}, draws, 1, 400, 7);
+  CHECK(uneven.ci_low < uneven.diff_pct);
+  CHECK(uneven.ci_high > uneven.ci_low);
+  CHECK(draw_seed(5, 0) == 5);
+  CHECK(draw_seed(5, 1) != draw_seed(5, 2));
 }

@@ -7,7 +7,6 @@
 namespace linsweep {
 
 int fuzz_model_config(const std::uint8_t* data, std::size_t size) {
-  fuzz::register_config_architectures();
   fuzz::write_input("model/config.json", fuzz::as_text(data, size));
   fuzz::expect_bad_input([&] {
     const ModelConfig c = read_model_config(fuzz::scratch_dir() + "/model");

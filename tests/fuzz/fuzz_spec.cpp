@@ -6,7 +6,6 @@
 namespace linsweep {
 
 int fuzz_spec(const std::uint8_t* data, std::size_t size) {
-  fuzz::register_config_architectures();
   fuzz::register_spec_experiments();
   // examples/*.yaml name their models and corpora as ../tests/data/...: the same relative paths
   // resolve from scratch/spec/examples/ through a link to the source tree's tests/, so that seeds

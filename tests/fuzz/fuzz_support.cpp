@@ -11,10 +11,6 @@
 #include <filesystem>
 #include <vector>
 
-#include "workers/model/architecture_registry.hpp"
-#include "workers/model/gpt2_config.hpp"
-#include "workers/model/gpt_neox_config.hpp"
-
 namespace linsweep::fuzz {
 namespace {
 
@@ -85,19 +81,6 @@ std::pair<std::string_view, std::string_view> split_input(std::string_view input
 void fail(const std::string& what) {
   std::fprintf(stderr, "fuzz target: %s\n", what.c_str());
   std::abort();
-}
-
-void register_config_architectures() {
-  static const bool done = [] {
-    auto& registry = ArchitectureRegistry::instance();
-    for (Architecture a : {gpt2_architecture(), gpt_neox_architecture()}) {
-      bool known = false;
-      for (const auto& name : registry.names()) known = known || name == a.name;
-      if (!known) registry.add(std::move(a));
-    }
-    return true;
-  }();
-  (void)done;
 }
 
 }  // namespace linsweep::fuzz

@@ -64,11 +64,6 @@ void expect_bad_input(F&& parse) {
   }
 }
 
-// Registers the "gpt2" and "gpt_neox" config parsers (workers/model/*_config.cpp) when no
-// architecture of that name is registered yet: the libFuzzer build has no torch modules, whose
-// files register them in the regular build. Call it from a target, not from a static
-// initialiser, so that the regular build's registrars have run first.
-void register_config_architectures();
 // Registers stand-in spec experiments (stand_in_experiments.cpp) unless real ones are linked in.
 void register_spec_experiments();
 

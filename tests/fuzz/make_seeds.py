@@ -116,7 +116,17 @@ def main():
         {"model_type": "gpt_neox", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 2,
          "num_attention_heads": 4, "hidden_act": "gelu_new", "rotary_pct": 0.5, "rope_theta": 500.0,
          "use_parallel_residual": True, "tie_word_embeddings": True, "attention_bias": False}))
-    put("model_config", "unknown_type.json", json.dumps({"model_type": "llama", "vocab_size": 1}))
+    hf5 = os.path.join(DATA, "models", "hf_transformers5")
+    for model in sorted(os.listdir(hf5)):
+        if os.path.isdir(os.path.join(hf5, model)):
+            put("model_config", model + ".json", read(hf5, model, "config.json"))
+            put("model_config", model + "-legacy.json", read(hf5, model, "config.legacy.json"))
+    put("model_config", "llama_rope_kinds.json", json.dumps(
+        {"model_type": "llama", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 1,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "head_dim": 16,
+         "rope_scaling": {"type": "dynamic", "factor": 2.0}, "partial_rotary_factor": 0.5,
+         "attention_bias": True, "mlp_bias": True, "sliding_window": 16, "layer_types": ["full_attention"]}))
+    put("model_config", "unknown_type.json", json.dumps({"model_type": "mamba", "vocab_size": 1}))
 
     # vocab_merges: vocab.json, a NUL, merges.txt.
     put("vocab_merges", "tiny-gpt2", read(DATA, "models", "tiny-gpt2", "vocab.json") + b"\0" +

@@ -234,7 +234,7 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
          return "tokenize --model " + q(d + "/tok") + " --in " + q(d + "/in.txt");
        },
        "no tokenizer.json"},
-      {"bad_inspect_dir", [&](auto d) { return "inspect " + q(d + "/absent"); }, "absent: not a model directory"},
+      {"bad_inspect_dir", [&](auto d) { return "inspect " + q(d + "/absent"); }, "absent: does not exist"},
   };
   for (const auto& c : cases) {
     INFO(c.name);
@@ -385,6 +385,24 @@ TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
   CHECK(r.out.rfind("layer\n201\n200\n", 0) == 0);  // RFC 4180: numbers bare, names unquoted
   r = run("query " + q(store) + " gates --format md --columns gate");
   CHECK(r.out.find("| gate |") == 0);
+  // Without a table: the registry's tables, one per line, each also named by `query --help`.
+  r = run("query " + q(store));
+  REQUIRE(r.code == 0);
+  const std::string help = run("query --help").out;
+  std::istringstream tables(r.out);
+  int listed = 0;
+  auto named = [&](const std::string& t) {  // as a whole word of the list: "(t," " t," " t)"
+    for (auto at = help.find(t); at != std::string::npos; at = help.find(t, at + 1)) {
+      const char before = at > 0 ? help[at - 1] : ' ', after = at + t.size() < help.size() ? help[at + t.size()] : ' ';
+      if ((before == ' ' || before == '(' || before == '\n') && (after == ',' || after == ')')) return true;
+    }
+    return false;
+  };
+  for (std::string t; std::getline(tables, t); ++listed) {
+    INFO(t);
+    CHECK(named(t));
+  }
+  CHECK(listed >= 15);
 
   r = run("tables " + q(store) + " --out " + q(dir / "report") + " --json");
   REQUIRE(r.code == 0);

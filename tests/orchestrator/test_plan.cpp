@@ -149,7 +149,9 @@ TEST_CASE("status: done, pending, rerun with its reason, and previous failures")
       CHECK(s.state == UnitState::kDone);
     } else {
       CHECK(s.state == UnitState::kRerun);
-      CHECK(s.reason == "spec changed: lambda");
+      // Old and new values, as each unit holds them: the fit's λ grid, all_linear's one λ.
+      CHECK(s.reason ==
+            (s.unit->kind == "fit" ? "spec changed: lambda [0.01,0.1] → [0.5]" : "spec changed: lambda 0.01 → 0.5"));
     }
   }
 }
@@ -248,14 +250,16 @@ TEST_CASE("measurement experiments: capture, per-layer gate/token_context/cluste
 TEST_CASE("training units: progressive and its control per model, finetune per variant with the control") {
   Fixture f;
   const std::string train = "  train: {start: 128, tokens: 64}\n";
-  const Plan p = make_plan(
-      f.spec("[0.01]", 8, "01:00:00", "  progressive: {}\n  finetune: {variants: [two_phase], steps: 10}\n", train));
+  const std::string select = "  select: {start: 192, tokens: 32}\n";
+  const Plan p = make_plan(f.spec(
+      "[0.01]", 8, "01:00:00", "  progressive: {}\n  finetune: {variants: [two_phase], steps: 10}\n", train + select));
   std::map<std::string, const Unit*> by_slot;
   for (const auto& u : p.units) by_slot[u.slot] = &u;
   for (const std::string m : {"g", "n"}) {
     const Unit* prog = by_slot.at("progressive/" + m + "/a");
     CHECK(prog->params["order"] == nlohmann::json({1, 0, 2}));  // the layers; sorted when it runs
-    // The spec runs all_linear: cheapest first by its Δ%, so the unit waits for it.
+    // The spec runs all_linear and has a select split: cheapest first by its Δ% there, so the
+    // unit waits for it.
     CHECK(prog->params["order_by"] == "all_linear");
     CHECK(prog->deps ==
           std::vector<std::string>{by_slot.at("fit/" + m + "/a")->id, by_slot.at("all_linear/" + m + "/a")->id});
@@ -280,6 +284,12 @@ TEST_CASE("training units: progressive and its control per model, finetune per v
   }
   CHECK_THROWS_WITH(make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {}\n")),
                     ContainsSubstring("splits.train"));
+  // No select split: nothing but eval measures all_linear, so the order stays middle-out.
+  for (const auto& u : make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {}\n", train)).units)
+    if (u.kind == "progressive" && u.params["variant"] == "progressive") {
+      CHECK(u.params["order_by"] == "given");
+      CHECK(u.deps.size() == 1);
+    }
   // Only the model it names, with its own order.
   const Plan one =
       make_plan(f.spec("[0.01]", 8, "01:00:00", "  progressive: {model: n, order: [2, 0], control: false}\n", train));

@@ -74,7 +74,7 @@ TEST_CASE("run: every layer's fit and all-linear cost; layer 1 matches the golde
 
 #include "storage/store_status.hpp"
 
-TEST_CASE("run: a failing unit is retried, recorded with its message, its dependents skipped; exit 1") {
+TEST_CASE("run: a failing unit is retried (bad input is not), recorded, its dependents skipped; exit 1") {
   // `toy` (tests/support/test_experiments.cpp) fails on request: two toy units per model and
   // corpus after the fit, and a toy_after unit that depends on both.
   ScratchDir dir;
@@ -97,6 +97,16 @@ TEST_CASE("run: a failing unit is retried, recorded with its message, its depend
     CHECK(f.attempts == 2);  // the first try and one retry
     CHECK(f.error.find("fails on purpose") != std::string::npos);
   }
+  // Bad input fails the same way every time: no retry, however many the spec allows.
+  test::write_text(spec, base + "  toy: {units: 2, fail_input: true, after_fit: true}\nruntime: {retries: 2}\n");
+  CHECK(run_sweep(spec, quiet) == 1);
+  int bad_input = 0;
+  for (const auto& f : summarize_store(store).failures) {
+    if (f.error.find("bad input on purpose") == std::string::npos) continue;
+    ++bad_input;
+    CHECK(f.attempts == 1);
+  }
+  CHECK(bad_input == 2);
   // Once the toy units stop failing, the rerun completes what is missing and reruns nothing else.
   test::write_text(spec, base + "  toy: {units: 2, after_fit: true}\n");
   CHECK(run_sweep(spec, quiet) == 0);

@@ -64,15 +64,21 @@ def model_shapes(store):
     for m in spec.get("models", []):
         path = m["path"] if os.path.isabs(m["path"]) else os.path.join(os.path.dirname(spec_path), m["path"])
         try:
-            with open(os.path.join(path, "config.json")) as f:
-                c = json.load(f)
+            shapes[m["name"]] = config_shape(os.path.join(path, "config.json"))
         except OSError:
             continue
-        layers = c.get("n_layer", c.get("num_hidden_layers", 0))
-        d = c.get("n_embd", c.get("hidden_size", 0))
-        inner = c.get("n_inner") or c.get("intermediate_size") or 4 * d
-        shapes[m["name"]] = (layers, max(d, inner))
     return shapes
+
+
+def config_shape(config_path):
+    """(layers, widest inner dimension) of the model whose config.json is CONFIG_PATH, the shape
+    the forward bounds take; raises OSError when the file cannot be read."""
+    with open(config_path) as f:
+        c = json.load(f)
+    layers = c.get("n_layer", c.get("num_hidden_layers", 0))
+    d = c.get("n_embd", c.get("hidden_size", 0))
+    inner = c.get("n_inner") or c.get("intermediate_size") or 4 * d
+    return (layers, max(d, inner))
 
 
 # Activation shards (numerics.md, "Activation shards"): rounding to nearest once.

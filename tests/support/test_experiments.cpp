@@ -1,9 +1,10 @@
 // `toy`: an experiment that only tests register (linked into test binaries, never into
 // `linsweep`). It is the whole of what adding an experiment takes, in one file: parameters with
 // ranges, unit expansion with a dependency on the fit provider, two unit kinds, a result table
-// and a summary section. Its `fail` and `sleep` parameters let tests make units fail or take
-// time, so that production code needs no test hooks.
+// and a summary section. Its `fail`, `fail_input` and `sleep` parameters let tests make units
+// fail (or fail on bad input) or take time, so that production code needs no test hooks.
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "common/errors.hpp"
@@ -16,11 +17,12 @@ namespace linsweep {
 namespace {
 
 struct ToyParams {
-  std::int64_t units = 1;  // toy units per model and corpus
-  double sleep = 0;        // seconds each toy unit sleeps before it computes
-  bool fail = false;       // every toy unit throws
-  bool after_fit = false;  // toy units depend on the model's fit of the corpus
-  std::int64_t scale = 2;  // the row's value is index · scale
+  std::int64_t units = 1;   // toy units per model and corpus
+  double sleep = 0;         // seconds each toy unit sleeps before it computes
+  bool fail = false;        // every toy unit throws (a failure a retry might cure)
+  bool fail_input = false;  // every toy unit throws InputError (bad input: never retried)
+  bool after_fit = false;   // toy units depend on the model's fit of the corpus
+  std::int64_t scale = 2;   // the row's value is index · scale
 };
 
 const ParamSchema<ToyParams>& toy_schema() {
@@ -29,6 +31,7 @@ const ParamSchema<ToyParams>& toy_schema() {
           .add("units", &ToyParams::units, at_least(1), "toy units per model and corpus")
           .add("sleep", &ToyParams::sleep, at_least(0), "seconds each toy unit sleeps")
           .add("fail", &ToyParams::fail, any_value(), "every toy unit throws")
+          .add("fail_input", &ToyParams::fail_input, any_value(), "every toy unit throws InputError")
           .add("after_fit", &ToyParams::after_fit, any_value(), "toy units depend on the fit")
           .add("scale", &ToyParams::scale, in_range(1, 1000), "the value of row i is i · scale");
   return s;
@@ -59,7 +62,8 @@ void expand_toy(const ToyParams& p, PlanBuilder& b) {
       for (std::int64_t i = 0; i < p.units; ++i) {
         std::vector<std::string> deps;
         if (p.after_fit) deps.push_back(b.provide("fit", m, c.name));
-        const nlohmann::json params = {{"index", i}, {"sleep", p.sleep}, {"fail", p.fail}, {"scale", p.scale}};
+        const nlohmann::json params = {
+            {"index", i}, {"sleep", p.sleep}, {"fail", p.fail}, {"fail_input", p.fail_input}, {"scale", p.scale}};
         ids.push_back(b.add(Unit{.kind = "toy", .model = m.name, .corpus = c.name, .params = params, .deps = deps},
                             "/" + std::to_string(i)));
       }
@@ -72,7 +76,8 @@ const ExperimentRegistrar kToy{make_experiment<ToyParams>("toy", "a test experim
 UnitResult run_toy(const ExperimentInput& in) {
   const double sleep = in.params.at("sleep").get<double>();
   if (sleep > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep));
-  if (in.params.at("fail").get<bool>()) throw InputError("toy unit " + in.unit_id + " fails on purpose");
+  if (in.params.at("fail").get<bool>()) throw std::runtime_error("toy unit " + in.unit_id + " fails on purpose");
+  if (in.params.at("fail_input").get<bool>()) throw InputError("toy unit " + in.unit_id + " has bad input on purpose");
   UnitResult out;
   out.unit_id = in.unit_id;
   out.kind = in.kind;

@@ -126,9 +126,9 @@ NpyLayout parse_npy(std::span<const std::uint8_t> b, const std::string& path) {
 
 }  // namespace
 
-void check_npy_tokens(const std::string& path) {
+std::int64_t check_npy_tokens(const std::string& path) {
   MappedFile file(path);
-  parse_npy(file.bytes(), path);
+  return static_cast<std::int64_t>(parse_npy(file.bytes(), path).count);
 }
 
 std::vector<TokenId> read_npy_tokens(const std::string& path) {

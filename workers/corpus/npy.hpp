@@ -16,8 +16,9 @@ namespace linsweep {
 std::vector<TokenId> read_npy_tokens(const std::string& path);
 
 // The same checks but the token values, without reading the data (cheap at any size: for
-// validating a spec before any work starts). Throws InputError naming the file.
-void check_npy_tokens(const std::string& path);
+// validating a spec before any work starts); returns the number of tokens. Throws InputError
+// naming the file.
+std::int64_t check_npy_tokens(const std::string& path);
 
 // Writes a 1-D little-endian int32 .npy (for tests, benchmarks and tools). Throws InputError.
 void write_npy_tokens(const std::string& path, const std::vector<TokenId>& tokens);

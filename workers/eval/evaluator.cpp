@@ -61,9 +61,7 @@ void EvalResult::append(const EvalResult& next) {
 void check_windows(const LanguageModel& model, const Windows& windows) {
   const auto& cfg = model.config();
   const std::int64_t T = windows.context;
-  if (T > cfg.max_positions)
-    throw InputError("context " + std::to_string(T) + " is longer than the model's " +
-                     std::to_string(cfg.max_positions) + " positions");
+  if (T > cfg.max_context()) throw InputError("context " + std::to_string(T) + " is longer than " + context_limit(cfg));
   if (T < 2) throw InputError("context must be at least 2 tokens");
   for (std::size_t i = 0; i < windows.ids.size(); ++i) {
     if (windows.ids[i] < 0 || windows.ids[i] >= cfg.vocab_size)

@@ -1,4 +1,4 @@
-// GELU by ModelConfig::activation.
+// The MLP activation by ModelConfig::activation.
 #include "workers/model/activation.hpp"
 
 #include <ATen/ATen.h>
@@ -6,6 +6,7 @@
 namespace linsweep {
 
 at::Tensor activate(const at::Tensor& x, Activation a) {
+  if (a == Activation::kSilu) return at::silu(x);
   return at::gelu(x, a == Activation::kGeluTanh ? "tanh" : "none");
 }
 

@@ -7,7 +7,7 @@
 
 namespace linsweep {
 
-// GELU of x, exact or with the tanh approximation as `a` says (elementwise, any shape).
+// `a` of x, elementwise (any shape): GELU exact or with the tanh approximation, or SiLU.
 at::Tensor activate(const at::Tensor& x, Activation a);
 
 }  // namespace linsweep

@@ -1,6 +1,8 @@
 // Architecture lookup by name.
 #include "workers/model/architecture_registry.hpp"
 
+#include <algorithm>
+
 #include "common/errors.hpp"
 
 namespace linsweep {
@@ -20,9 +22,22 @@ const Architecture& ArchitectureRegistry::get(const std::string& name, const std
   throw ModelError(where + ": unsupported architecture '" + name + "' (known: " + known + ")");
 }
 
+void ArchitectureRegistry::add_body(std::string name, BuildModel build) {
+  bodies_.emplace_back(std::move(name), std::move(build));
+}
+
+std::shared_ptr<LanguageModel> ArchitectureRegistry::build(const ModelConfig& config, const std::string& where) const {
+  const Architecture& a = get(config.architecture, where);
+  for (const auto& [name, build] : bodies_)
+    if (name == a.body) return build(config);
+  throw ModelError(where + ": architecture '" + a.name + "' needs the model body '" + a.body +
+                   "', which this program does not include");
+}
+
 std::vector<std::string> ArchitectureRegistry::names() const {
   std::vector<std::string> out;
   for (const auto& a : archs_) out.push_back(a.name);
+  std::sort(out.begin(), out.end());  // registration order depends on static initialisation
   return out;
 }
 

@@ -17,6 +17,8 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "workers/model/activation.hpp"
+#include "workers/model/architecture_registry.hpp"
 #include "workers/model/model_config.hpp"
 #include "workers/model/shape_text.hpp"
 #include "workers/safetensors.hpp"
@@ -28,33 +30,31 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxTokenizerBytes = 512u << 20;  // tokenizer.json of large vocabularies stays far below
 
-// Where an architecture keeps a layer's two MLP linear layers, and in which orientation.
-struct MlpLayout {
-  std::string fc_weight, fc_bias, proj_weight, proj_bias;
-  bool in_out = true;  // Conv1D weight [in, out] (GPT-2); false: nn.Linear weight [out, in]
+// The layer's MLP tensor names by the architecture's record.
+struct LayerMlp {
+  std::string up, down, gate;  // name stems: "<stem>.weight", "<stem>.bias"; gate empty when ungated
+  bool in_out;
 };
 
-MlpLayout mlp_layout(const ModelConfig& c, std::int64_t layer) {
-  const std::string l = std::to_string(layer);
-  if (c.architecture == "gpt2") {
-    const std::string p = "h." + l + ".mlp.";
-    return {p + "c_fc.weight", p + "c_fc.bias", p + "c_proj.weight", p + "c_proj.bias", true};
-  }
-  if (c.architecture == "gpt_neox") {
-    const std::string p = "gpt_neox.layers." + l + ".mlp.";
-    return {p + "dense_h_to_4h.weight", p + "dense_h_to_4h.bias", p + "dense_4h_to_h.weight", p + "dense_4h_to_h.bias",
-            false};
-  }
-  throw ModelError("export: architecture '" + c.architecture + "' has no known MLP layout (known: gpt2, gpt_neox)");
+LayerMlp layer_mlp(const ModelConfig& c, std::int64_t layer) {
+  const MlpLayout& m = ArchitectureRegistry::instance().get(c.architecture, "export").mlp;
+  const std::string p = m.layer_prefix + std::to_string(layer);
+  return {p + m.up, p + m.down, m.gate.empty() ? "" : p + m.gate, m.in_out};
 }
 
 void check_maps(const ModelConfig& c, const std::map<std::int64_t, AffineMap>& linear) {
   if (linear.empty()) return;
   const std::int64_t d = c.d_model;
-  // gelu(z) − gelu(−z) = z needs one hidden unit for +x_i and one for −x_i.
-  if (c.d_ff < 2 * d)
-    throw ModelError("export: cannot fold an affine map into an MLP with d_ff " + std::to_string(c.d_ff) +
-                     " < 2·d_model " + std::to_string(2 * d));
+  if (!c.mlp_bias)
+    throw ModelError(
+        "export: the model's MLP has no biases (config.json mlp_bias is false), so its weights cannot "
+        "hold an affine map");
+  // Ungated: act(z) − act(−z) = z needs one hidden unit for +x_i and one for −x_i. Gated: one
+  // unit per output.
+  const std::int64_t needed = c.gated_mlp ? d : 2 * d;
+  if (c.d_ff < needed)
+    throw ModelError("export: cannot fold an affine map into an MLP with d_ff " + std::to_string(c.d_ff) + " < " +
+                     (c.gated_mlp ? "d_model " : "2·d_model ") + std::to_string(needed));
   for (const auto& [layer, map] : linear) {
     const std::string what = "export: affine map for layer " + std::to_string(layer);
     if (layer < 0 || layer >= c.n_layers)
@@ -87,6 +87,11 @@ void check_source_config(const ModelConfig& model, const std::string& source_dir
   same("attention_bias", src.attention_bias, model.attention_bias);
   same("activation", src.activation, model.activation);
   same("parallel_residual", src.parallel_residual, model.parallel_residual);
+  same("n_kv_heads", src.kv_heads(), model.kv_heads());
+  same("head_dim", src.head_dim(), model.head_dim());
+  same("gated_mlp", src.gated_mlp, model.gated_mlp);
+  same("mlp_bias", src.mlp_bias, model.mlp_bias);
+  same("norm", src.norm, model.norm);
 }
 
 TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
@@ -95,24 +100,40 @@ TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
   return {name, DType::kF32, c.sizes().vec(), {p, p + c.numel() * static_cast<std::int64_t>(sizeof(float))}};
 }
 
-// The four MLP tensors that make the layer compute x·W + b, in the architecture's orientation.
-std::map<std::string, at::Tensor> folded_mlp(const MlpLayout& m, const AffineMap& map, std::int64_t d,
-                                             std::int64_t d_ff) {
+// The MLP tensors that make the layer compute x·W + b, in the architecture's orientation.
+// Ungated: up maps x to [x, −x, 0…] and down takes [W; −W; 0] with bias b, since act(z) − act(−z)
+// = z for GELU (exact and tanh) and SiLU. Gated: the gate's weight is 0 and its bias 1, so every
+// unit is scaled by the constant a = act(1) ≠ 0; up computes (x·W)/a in the first d units and
+// down adds them up with bias b.
+std::map<std::string, at::Tensor> folded_mlp(const LayerMlp& m, const AffineMap& map, const ModelConfig& c) {
+  const std::int64_t d = c.d_model, d_ff = c.d_ff;
   const at::Tensor w = map.weight.detach().to(at::kCPU, at::kFloat);
   const at::Tensor b = map.bias.detach().to(at::kCPU, at::kFloat);
   const at::Tensor eye = at::eye(d, at::kFloat);
-  at::Tensor fc = at::zeros({d, d_ff}, at::kFloat);  // [in, out]: hidden = [x, −x, 0…]
-  fc.narrow(1, 0, d).copy_(eye);
-  fc.narrow(1, d, d).copy_(-eye);
-  at::Tensor proj = at::zeros({d_ff, d}, at::kFloat);  // [in, out]: y = gelu(x)·W − gelu(−x)·W + b
-  proj.narrow(0, 0, d).copy_(w);
-  proj.narrow(0, d, d).copy_(-w);
-  if (!m.in_out) {
-    fc = fc.t().contiguous();
-    proj = proj.t().contiguous();
+  at::Tensor up = at::zeros({d, d_ff}, at::kFloat);    // [in, out]
+  at::Tensor down = at::zeros({d_ff, d}, at::kFloat);  // [in, out]
+  std::map<std::string, at::Tensor> out;
+  if (m.gate.empty()) {
+    up.narrow(1, 0, d).copy_(eye);
+    up.narrow(1, d, d).copy_(-eye);
+    down.narrow(0, 0, d).copy_(w);
+    down.narrow(0, d, d).copy_(-w);
+  } else {
+    const double a = activate(at::ones({1}, at::kDouble), c.activation).item<double>();
+    up.narrow(1, 0, d).copy_(w / a);
+    down.narrow(0, 0, d).copy_(eye);
+    out[m.gate + ".weight"] = at::zeros({d_ff, d}, at::kFloat);
+    out[m.gate + ".bias"] = at::ones({d_ff}, at::kFloat);
   }
-  return {
-      {m.fc_weight, fc}, {m.fc_bias, at::zeros({d_ff}, at::kFloat)}, {m.proj_weight, proj}, {m.proj_bias, b.clone()}};
+  if (!m.in_out) {
+    up = up.t().contiguous();
+    down = down.t().contiguous();
+  }
+  out[m.up + ".weight"] = up;
+  out[m.up + ".bias"] = at::zeros({d_ff}, at::kFloat);
+  out[m.down + ".weight"] = down;
+  out[m.down + ".bias"] = b.clone();
+  return out;
 }
 
 std::string strip_trailing_slashes(std::string p) {
@@ -185,7 +206,7 @@ std::string install(const std::string& tmp, const std::string& out, bool exists)
 void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, AffineMap>& linear,
                          const std::string& source_dir, const std::string& out_dir, const ExportOptions& options) {
   const ModelConfig& config = model.config();
-  mlp_layout(config, 0);  // unknown architectures are refused even without maps
+  layer_mlp(config, 0);  // unknown architectures are refused even without maps
   check_maps(config, linear);
 
   std::map<std::string, std::string> metadata = options.metadata;
@@ -215,7 +236,7 @@ void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, Affi
   // names and shapes checked against the module's own.
   std::map<std::string, at::Tensor> replaced;
   for (const auto& [layer, map] : linear)
-    for (auto& kv : folded_mlp(mlp_layout(config, layer), map, config.d_model, config.d_ff)) replaced.insert(kv);
+    for (auto& kv : folded_mlp(layer_mlp(config, layer), map, config)) replaced.insert(kv);
   std::vector<TensorBytes> tensors;
   std::size_t used = 0;
   {

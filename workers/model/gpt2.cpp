@@ -132,7 +132,7 @@ class Gpt2Model : public LanguageModel {
   LinearKernel head_kernel_;
 };
 
-const ArchitectureRegistrar kGpt2{built_as<Gpt2Model>(gpt2_architecture())};
+const ModelBodyRegistrar<Gpt2Model> kGpt2Body{"gpt2"};
 
 }  // namespace
 }  // namespace linsweep

@@ -60,12 +60,24 @@ int64_t count_gpt2_parameters(const ModelConfig& c) {
 Architecture gpt2_architecture() {
   Architecture a;
   a.name = "gpt2";
+  a.body = "gpt2";
   a.parse_config = parse_gpt2_config;
   a.checkpoint_prefixes = {"transformer."};
   a.ignored_suffixes = {".attn.bias", ".attn.masked_bias", "lm_head.weight"};
   a.count_parameters = count_gpt2_parameters;
   a.write_config = write_gpt2_config;
+  a.roles = {.attention = {".attn."},
+             .mlp = {".mlp."},
+             .norm = {"ln_"},
+             .head = {"wte.weight", "lm_head.weight"},
+             .position = {"wpe.weight"},
+             .residual_out = {".attn.c_proj.weight", ".mlp.c_proj.weight"}};
+  a.mlp = {.layer_prefix = "h.", .up = ".mlp.c_fc", .down = ".mlp.c_proj", .gate = "", .in_out = true};
   return a;
 }
+
+namespace {
+const ArchitectureRegistrar kGpt2Architecture{gpt2_architecture()};
+}  // namespace
 
 }  // namespace linsweep

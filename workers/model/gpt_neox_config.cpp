@@ -65,11 +65,28 @@ int64_t count_neox_parameters(const ModelConfig& c) {
 Architecture gpt_neox_architecture() {
   Architecture a;
   a.name = "gpt_neox";
+  a.body = "gpt_neox";
   a.parse_config = parse_neox_config;
   a.ignored_suffixes = {".attention.rotary_emb.inv_freq", ".attention.bias", ".attention.masked_bias"};
   a.count_parameters = count_neox_parameters;
   a.write_config = write_neox_config;
+  a.roles = {.attention = {".attention."},
+             .mlp = {".mlp."},
+             .norm = {"layernorm", "layer_norm"},
+             .head = {"embed_out.weight"},
+             .position = {},
+             .residual_out = {".attention.dense.weight", ".mlp.dense_4h_to_h.weight"}};
+  a.defaults.parallel_residual = true;
+  a.mlp = {.layer_prefix = "gpt_neox.layers.",
+           .up = ".mlp.dense_h_to_4h",
+           .down = ".mlp.dense_4h_to_h",
+           .gate = "",
+           .in_out = false};
   return a;
 }
+
+namespace {
+const ArchitectureRegistrar kNeoxArchitecture{gpt_neox_architecture()};
+}  // namespace
 
 }  // namespace linsweep

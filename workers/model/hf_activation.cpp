@@ -8,10 +8,10 @@ namespace linsweep {
 namespace {
 
 // The first name of each activation is the one written.
-constexpr EnumName<Activation> kNames[] = {{Activation::kGeluExact, "gelu"},
-                                           {Activation::kGeluTanh, "gelu_new"},
-                                           {Activation::kGeluTanh, "gelu_fast"},
-                                           {Activation::kGeluTanh, "gelu_pytorch_tanh"}};
+constexpr EnumName<Activation> kNames[] = {
+    {Activation::kGeluExact, "gelu"},     {Activation::kGeluTanh, "gelu_new"},
+    {Activation::kGeluTanh, "gelu_fast"}, {Activation::kGeluTanh, "gelu_pytorch_tanh"},
+    {Activation::kSilu, "silu"},          {Activation::kSilu, "swish"}};
 
 }  // namespace
 

@@ -20,17 +20,17 @@ class LanguageModel : public torch::nn::Module {
   virtual at::Tensor embed(const at::Tensor& ids) = 0;
   // The residual stream entering `layer` [B, T, d] -> the stream entering layer + 1.
   virtual at::Tensor run_layer(int64_t layer, const at::Tensor& h) = 0;
-  // The last LayerNorm: the stream after the last layer -> final hidden states.
+  // The last norm: the stream after the last layer -> final hidden states.
   virtual at::Tensor final_norm(const at::Tensor& h) = 0;
   // h [.., d] -> logits [.., vocab] (vocab may be padded past the tokenizer).
   virtual at::Tensor head(const at::Tensor& h) = 0;
   // The token component e_t of the MLP input's residual stream: token embedding (+ position
-  // embedding for GPT-2) for ids [B, T] -> [B, T, d].
+  // embedding for GPT-2; times sqrt(d) for Gemma) for ids [B, T] -> [B, T, d].
   virtual at::Tensor input_embedding(const at::Tensor& ids) = 0;
 
-  // ids [B, T] int64 -> final hidden states after the last LayerNorm [B, T, d].
+  // ids [B, T] int64 -> final hidden states after the last norm [B, T, d].
   at::Tensor hidden_states(const at::Tensor& ids) { return hidden_from(0, embed(ids)); }
-  // Runs layers layer..L-1 from the stream entering `layer`, then the last LayerNorm. With the
+  // Runs layers layer..L-1 from the stream entering `layer`, then the last norm. With the
   // streams of an earlier pass cached, only the layers after a change are recomputed.
   at::Tensor hidden_from(int64_t layer, at::Tensor h) {
     for (int64_t l = layer; l < config_.n_layers; ++l) h = run_layer(l, h);

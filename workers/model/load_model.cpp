@@ -34,7 +34,7 @@ at::ScalarType parse_compute_dtype(const std::string& name) {
 }
 
 std::shared_ptr<LanguageModel> build_model(const ModelConfig& config) {
-  return ArchitectureRegistry::instance().get(config.architecture, "model config").build(config);
+  return ArchitectureRegistry::instance().build(config, "model config");
 }
 
 LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
@@ -65,12 +65,12 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
                      " holds only " + std::to_string(stored) + " weights");
 
   torch::NoGradGuard no_grad;
-  auto model = arch.build(config);
+  auto model = ArchitectureRegistry::instance().build(config, dir + "/config.json");
   // The module goes to its device and dtype before the weights arrive: each tensor of the file
   // then travels once, in the dtype it is stored in, straight into its parameter (converted
-  // there), and no float32 copy of the whole model is ever held in host memory. On a GPU the
-  // copies leave from pinned memory without waiting, so reading the next tensor overlaps them;
-  // the stream orders them before any use of the model.
+  // there), so a model for a GPU, or in bfloat16, is never held whole in float32 on the host.
+  // On a GPU the copies leave from pinned memory without waiting, so reading the next tensor
+  // overlaps them; the stream orders them before any use of the model.
   model->to(at::Device(device), dtype);
   const bool cuda = at::Device(device).is_cuda();
   std::set<std::string> used;

@@ -48,6 +48,25 @@ std::string config_string_or(const nlohmann::json& j, const std::string& path, c
   return j[name].get<std::string>();
 }
 
+std::string context_limit(const ModelConfig& c) {
+  if (c.max_context() < c.max_positions)
+    return "the model's sliding_window " + std::to_string(c.max_context()) +
+           " (sliding-window attention is not implemented)";
+  return "the model's " + std::to_string(c.max_positions) + " positions";
+}
+
+const char* norm_name(NormKind k) noexcept {
+  switch (k) {
+    case NormKind::kLayerNorm:
+      return "layer_norm";
+    case NormKind::kRmsNorm:
+      return "rms_norm";
+    case NormKind::kRmsNormPlusOne:
+      return "rms_norm_plus_one";
+  }
+  return "?";
+}
+
 void validate_common(const ModelConfig& c, const std::string& path) {
   auto positive = [&](std::int64_t v, const char* name, std::int64_t max) {
     if (v <= 0 || v > max)
@@ -59,7 +78,12 @@ void validate_common(const ModelConfig& c, const std::string& path) {
   positive(c.n_heads, "head count", 1024);
   positive(c.d_ff, "MLP size", 1 << 18);
   positive(c.max_positions, "position count", 1 << 24);
-  if (c.d_model % c.n_heads != 0)
+  if (c.n_kv_heads != 0) positive(c.n_kv_heads, "key/value head count", c.n_heads);
+  if (c.n_heads % c.kv_heads() != 0)
+    throw ModelError(path + ": " + std::to_string(c.kv_heads()) + " key/value heads do not divide " +
+                     std::to_string(c.n_heads) + " attention heads");
+  if (c.head_size != 0) positive(c.head_size, "head size", 1 << 12);
+  if (c.head_size == 0 && c.d_model % c.n_heads != 0)
     throw ModelError(path + ": hidden size " + std::to_string(c.d_model) + " is not divisible by " +
                      std::to_string(c.n_heads) + " heads");
   if (!(c.layer_norm_eps > 0)) throw ModelError(path + ": layer norm epsilon must be positive");
@@ -74,7 +98,7 @@ nlohmann::json read_model_json(const std::string& path, std::size_t max_bytes) {
 }
 
 ModelConfig model_config(const std::string& architecture, const ModelShape& shape) {
-  ModelConfig c;
+  ModelConfig c = ArchitectureRegistry::instance().get(architecture, "model config").defaults;
   c.architecture = architecture;
   c.vocab_size = shape.vocab_size;
   c.d_model = shape.d_model;
@@ -88,6 +112,8 @@ ModelConfig model_config(const std::string& architecture, const ModelShape& shap
 ModelConfig read_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
   if (!is_regular_file(path)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) throw ModelError(dir + ": does not exist");
     if (!is_directory(dir)) throw ModelError(dir + ": not a model directory");
     throw ModelError(path + ": missing (not an HF model directory)");
   }

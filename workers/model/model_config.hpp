@@ -9,7 +9,26 @@
 
 namespace linsweep {
 
-enum class Activation { kGeluTanh, kGeluExact };
+enum class Activation { kGeluTanh, kGeluExact, kSilu };
+
+// The normalisation before attention, before the MLP and after the last layer: LayerNorm (weight
+// and bias), RMSNorm (x / rms(x) · w), or Gemma's RMSNorm scaled by 1 + w.
+enum class NormKind { kLayerNorm, kRmsNorm, kRmsNormPlusOne };
+
+// How rotary frequencies are scaled past the training context (HF's rope_type): kDefault leaves
+// them; kLinear divides positions by `factor`; kDynamic raises the base for windows longer than
+// original_max_positions (NTK); kLlama3 divides the low frequencies by `factor` and blends the
+// middle band between low_freq_factor and high_freq_factor.
+enum class RopeType { kDefault, kLinear, kDynamic, kLlama3 };
+
+struct RopeScaling {
+  RopeType type = RopeType::kDefault;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  std::int64_t original_max_positions = 0;  // 0: max_positions
+  bool operator==(const RopeScaling&) const = default;
+};
 
 // Everything the model builders need. Filled by an architecture's config parser; fields
 // an architecture does not use keep their defaults.
@@ -19,22 +38,40 @@ struct ModelConfig {
   std::int64_t d_model = 0;
   std::int64_t n_layers = 0;
   std::int64_t n_heads = 0;
+  std::int64_t n_kv_heads = 0;  // key/value heads (grouped-query attention); 0: n_heads
+  std::int64_t head_size = 0;   // per head; 0: d_model / n_heads
   std::int64_t d_ff = 0;
   std::int64_t max_positions = 0;
-  double layer_norm_eps = 1e-5;
+  double layer_norm_eps = 1e-5;  // the epsilon of every norm, LayerNorm or RMSNorm
+  NormKind norm = NormKind::kLayerNorm;
   Activation activation = Activation::kGeluTanh;
+  // A gated MLP computes down(act(gate·x) ⊙ up·x) (SwiGLU, GeGLU); otherwise down(act(up·x)).
+  bool gated_mlp = false;
+  bool mlp_bias = true;
   bool tied_head = false;
-  bool attention_bias = true;
+  bool attention_bias = true;      // q, k, v (GPT-NeoX: the fused projection and dense)
+  bool attention_out_bias = true;  // the output projection (pre-norm decoders)
+  bool scale_embedding = false;    // the embedding is multiplied by sqrt(d_model) (Gemma)
+  RopeScaling rope;
+  // Attention sees at most this many earlier positions; windows longer than it are refused.
+  std::optional<std::int64_t> sliding_window;
   // GPT-2
   bool scale_attn_weights = true;
   bool scale_attn_by_inverse_layer_idx = false;
-  // GPT-NeoX
+  // Rotary embeddings (GPT-NeoX, the pre-norm decoders): the share of each head rotated, the base.
   double rotary_pct = 1.0;
   double rotary_base = 10000.0;
-  bool parallel_residual = true;
+  // Attention and MLP read the same block input and both add to it (GPT-NeoX's default).
+  bool parallel_residual = false;
   std::optional<std::int64_t> eos_token_id;
 
-  std::int64_t head_dim() const noexcept { return n_heads > 0 ? d_model / n_heads : 0; }
+  std::int64_t head_dim() const noexcept { return head_size > 0 ? head_size : n_heads > 0 ? d_model / n_heads : 0; }
+  std::int64_t kv_heads() const noexcept { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  // The longest window computed exactly: the positions, or a shorter sliding window (windows
+  // longer than it would need sliding-window attention, which is not implemented).
+  std::int64_t max_context() const noexcept {
+    return sliding_window && *sliding_window < max_positions ? *sliding_window : max_positions;
+  }
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -43,9 +80,10 @@ struct ModelShape {
   std::int64_t vocab_size = 0, d_model = 0, n_layers = 0, n_heads = 0, d_ff = 0, max_positions = 0;
 };
 
-// A config of `architecture` with `shape`'s sizes and every other field at its default (for
-// models built in code: the demo's, benchmarks', tests'). Checks nothing: build_model refuses
-// only an unknown architecture, and the sizes are the caller's to get right.
+// A config of `architecture` with `shape`'s sizes and every other field at the architecture's
+// default (Architecture::defaults; for models built in code: the demo's, benchmarks', tests').
+// Throws ModelError for an unknown architecture; checks nothing else: the sizes are the
+// caller's to get right.
 ModelConfig model_config(const std::string& architecture, const ModelShape& shape);
 
 // Reads `dir/config.json` (at most 16 MiB), finds its `model_type` in the architecture
@@ -82,7 +120,15 @@ bool config_bool_or(const nlohmann::json& j, const std::string& path, const char
 std::string config_string_or(const nlohmann::json& j, const std::string& path, const char* name,
                              const std::string& fallback);
 
-// Validates sizes shared by every architecture; throws ModelError naming `path`.
+// What bounds max_context(), for messages: "the model's 1024 positions" or "the model's
+// sliding_window 4096 (sliding-window attention is not implemented)".
+std::string context_limit(const ModelConfig& c);
+
+// "layer_norm", "rms_norm" or "rms_norm_plus_one".
+const char* norm_name(NormKind k) noexcept;
+
+// Validates sizes shared by every architecture (d_model divisible by n_heads unless head_size
+// is given, kv heads dividing heads); throws ModelError naming `path`.
 void validate_common(const ModelConfig& c, const std::string& path);
 
 }  // namespace linsweep

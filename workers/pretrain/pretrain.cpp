@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "workers/eval/evaluator.hpp"
+#include "workers/model/architecture_registry.hpp"
 #include "workers/model/export_hf.hpp"
 #include "workers/model/language_model.hpp"
 #include "workers/model/load_model.hpp"
@@ -29,9 +30,16 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // The blocks' output projections, which add into the residual stream.
-bool is_residual_projection(const std::string& name) {
-  return ends_with(name, ".attn.c_proj.weight") || ends_with(name, ".mlp.c_proj.weight") ||
-         ends_with(name, ".attention.dense.weight") || ends_with(name, ".mlp.dense_4h_to_h.weight");
+bool is_residual_projection(const ParameterRoles& roles, const std::string& name) {
+  for (const auto& suffix : roles.residual_out)
+    if (ends_with(name, suffix)) return true;
+  return false;
+}
+
+bool is_position_embedding(const ParameterRoles& roles, const std::string& name) {
+  for (const auto& p : roles.position)
+    if (name == p) return true;
+  return false;
 }
 
 std::vector<NamedParameter> named_parameters(LanguageModel& model) {
@@ -55,18 +63,23 @@ void initialise_weights(LanguageModel& model, std::uint64_t seed) {
   at::Generator gen = at::detail::createCPUGenerator(seed);
   const double residual_std =
       0.02 / std::sqrt(2.0 * static_cast<double>(std::max<std::int64_t>(model.num_layers(), 1)));
+  const ParameterRoles& roles = ArchitectureRegistry::instance().get(model.config().architecture, "pretrain").roles;
+  // Gemma's norms scale by 1 + w: their identity is w = 0.
+  const double norm_gain = model.config().norm == NormKind::kRmsNormPlusOne ? 0.0 : 1.0;
   c10::NoGradGuard no_grad;
   // named_parameters() is in registration order, so the draws are a function of the seed.
   for (auto& item : model.named_parameters()) {
     at::Tensor p = item.value();
     const std::string& name = item.key();
     if (p.dim() >= 2) {
-      const double std = name == "wpe.weight" ? 0.01 : is_residual_projection(name) ? residual_std : 0.02;
+      const double std = is_position_embedding(roles, name)    ? 0.01
+                         : is_residual_projection(roles, name) ? residual_std
+                                                               : 0.02;
       p.normal_(0.0, std, gen);
     } else if (ends_with(name, "bias")) {
       p.zero_();
     } else {
-      p.fill_(1.0);  // LayerNorm gains: the only one-dimensional weights
+      p.fill_(norm_gain);  // norm gains: the only one-dimensional weights
     }
   }
 }

@@ -5,14 +5,22 @@
 
 namespace linsweep {
 
-std::string parameter_group(const std::string& n) {
-  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
-  if (has(".attn.") || has(".attention.")) return "attention";
-  if (has(".mlp.")) return "mlp";
-  if (has("ln_") || has("layernorm") || has("layer_norm")) return "layernorm";
-  // GPT-2's tied head is wte (also its input embedding); an untied GPT-2 has lm_head.
-  if (n == "wte.weight" || n == "lm_head.weight" || has("embed_out")) return "head";
-  return "embeddings";  // wpe, embed_in
+std::string parameter_group(const ParameterRoles& roles, const std::string& n) {
+  auto has_any = [&](const std::vector<std::string>& fragments) {
+    for (const auto& f : fragments)
+      if (n.find(f) != std::string::npos) return true;
+    return false;
+  };
+  auto is_any = [&](const std::vector<std::string>& names) {
+    for (const auto& f : names)
+      if (n == f) return true;
+    return false;
+  };
+  if (has_any(roles.attention)) return "attention";
+  if (has_any(roles.mlp)) return "mlp";
+  if (has_any(roles.norm)) return "layernorm";
+  if (is_any(roles.head)) return "head";
+  return "embeddings";
 }
 
 std::int64_t parameter_layer(const std::string& n) {

@@ -120,7 +120,7 @@ TEST_CASE("bad_: broken model directories are refused with the file and problem 
        "config.json: missing"},
       {"bad_config_json", [](const std::string& d) { test::write_text(d + "/config.json", "{\"model_type\": "); },
        "config.json: invalid JSON"},
-      {"bad_architecture", patch_config(R"({"model_type": "llama"})"), "unsupported architecture 'llama' (known: "},
+      {"bad_architecture", patch_config(R"({"model_type": "mamba"})"), "unsupported architecture 'mamba' (known: "},
       {"bad_no_model_type", patch_config(R"({"model_type": null})"), "'model_type' is missing"},
       {"bad_field_type", patch_config(R"({"n_layer": "three"})"), "field 'n_layer' is not an integer"},
       {"bad_heads", patch_config(R"({"n_head": 5})"), "not divisible by 5 heads"},

@@ -27,7 +27,7 @@ class TorchThreads {
 
 // Two float32 products of inner dimension k, blocked differently, each within γ_k·(|A|·|B|) of
 // the exact value (Higham): they differ by at most 2·k·u32·(|A|·|B|) per element.
-bool agree(const at::Tensor& got, const at::Tensor& want, const at::Tensor& magnitude, std::int64_t k) {
+bool gemm_agrees(const at::Tensor& got, const at::Tensor& want, const at::Tensor& magnitude, std::int64_t k) {
   return (got - want).abs().le(magnitude * (2.0 * static_cast<double>(k) * test::kU32)).all().item<bool>();
 }
 
@@ -79,9 +79,9 @@ TEST_CASE("threaded_linear gives at::linear's values, cut by columns or by rows"
         const at::Tensor magnitude = at::matmul(x.abs(), w.abs().t());
         const at::Tensor y = threaded_linear(x, w, b);
         CHECK(y.sizes() == at::IntArrayRef({x.size(0), x.size(1), width}));
-        CHECK(agree(y, at::linear(x, w, b), magnitude + b.abs(), 65));
-        CHECK(agree(threaded_linear(x, w, {}), at::linear(x, w), magnitude, 64));
-        CHECK_FALSE(agree(threaded_linear(x, w, b * 2), at::linear(x, w, b), magnitude + b.abs(), 65));
+        CHECK(gemm_agrees(y, at::linear(x, w, b), magnitude + b.abs(), 65));
+        CHECK(gemm_agrees(threaded_linear(x, w, {}), at::linear(x, w), magnitude, 64));
+        CHECK_FALSE(gemm_agrees(threaded_linear(x, w, b * 2), at::linear(x, w, b), magnitude + b.abs(), 65));
       }
     }
   }
@@ -108,7 +108,7 @@ TEST_CASE("threaded_linear leaves OpenBLAS's thread count as it found it, and re
     CHECK_FALSE(splits_over_threads(x, wg));  // autograd records: at::linear
     threaded_linear(x, wg, {}).sum().backward();
     REQUIRE(wg.grad().defined());
-    CHECK(agree(wg.grad(), x.sum(0).expand({24, 16}), x.abs().sum(0).expand({24, 16}), 40));
+    CHECK(gemm_agrees(wg.grad(), x.sum(0).expand({24, 16}), x.abs().sum(0).expand({24, 16}), 40));
   }
 }
 

@@ -62,7 +62,7 @@ TEST_CASE("write_model_config round-trips through read_model_config", "[pretrain
   write_model_config(untied, dir.path() + "/untied");
   CHECK_FALSE(read_model_config(dir.path() + "/untied").tied_head);
   ModelConfig unknown = small_config("gpt2");
-  unknown.architecture = "llama";
+  unknown.architecture = "mamba";
   CHECK_THROWS_AS(write_model_config(unknown, dir.path() + "/bad"), ModelError);
 }
 

@@ -12,6 +12,7 @@
 #include "support/fixture_windows.hpp"
 #include "support/test_support.hpp"
 #include "workers/corpus/npy.hpp"
+#include "workers/model/architecture_registry.hpp"
 #include "workers/model/load_model.hpp"
 #include "workers/train/adamw.hpp"
 #include "workers/train/batch_order.hpp"
@@ -74,9 +75,10 @@ TEST_CASE("gradients match central finite differences for every parameter group 
       CHECK_FALSE(f.frozen.weight.grad().defined());
       std::set<std::string> checked;
       const double eps = 1e-6;
+      const ParameterRoles& roles = ArchitectureRegistry::instance().get(f.model->config().architecture, name).roles;
       c10::NoGradGuard no_grad;
       for (auto& [n, p] : params) {
-        const std::string group = n.rfind("gate.", 0) == 0 ? "gate" : parameter_group(n);
+        const std::string group = n.rfind("gate.", 0) == 0 ? "gate" : parameter_group(roles, n);
         const std::int64_t layer = parameter_layer(n);
         // Layers before the surrogate (their gradient flows through x·W), the gated layer, and
         // the layer-free parameters (the embeddings also sit before the surrogate); the MLP the

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""The transformers reference for `linsweep eval` throughput: loads an HF GPT-2 directory with
-GPT2LMHeadModel, scores the same windows as `linsweep eval --start 0 --tokens N --context T`
+"""The transformers reference for `linsweep eval` throughput: loads an HF directory with
+AutoModelForCausalLM (GPT2LMHeadModel, LlamaForCausalLM, ...), scores the same windows as `linsweep eval --start 0 --tokens N --context T`
 (consecutive non-overlapping windows of T tokens; position t predicts t + 1; log-softmax in
 float64, docs/methods.md) and prints one JSON line: tokens, tokens_scored, nll_sum, ppl,
 eval_seconds (after one warm-up batch, CUDA synchronised) and tokens_per_second.
 Exits 3 when transformers cannot be imported (the caller records a skip).
-Usage: hf_gpt2_eval.py MODEL_DIR TOKENS_NPY [--tokens N] [--context T] [--batch B]
+Usage: hf_eval.py MODEL_DIR TOKENS_NPY [--tokens N] [--context T] [--batch B]
        [--device D] [--dtype float32|bfloat16]"""
 import argparse
 import json
@@ -28,16 +28,16 @@ def main():
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     a = ap.parse_args()
     try:
-        from transformers import GPT2LMHeadModel
+        from transformers import AutoModelForCausalLM
     except ImportError as e:
         print(json.dumps({"skipped": f"transformers is not importable: {e}"}))
         sys.exit(3)
     dtype = torch.float32 if a.dtype == "float32" else torch.bfloat16
-    model = GPT2LMHeadModel.from_pretrained(a.model, torch_dtype=dtype).to(a.device).eval()
+    model = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype=dtype).to(a.device).eval()
     stream = np.load(a.corpus).astype(np.int64)
     n = min(a.tokens, len(stream)) // a.context
     if n == 0:
-        print(f"hf_gpt2_eval.py: fewer than {a.context} tokens", file=sys.stderr)
+        print(f"hf_eval.py: fewer than {a.context} tokens", file=sys.stderr)
         sys.exit(2)
     windows = torch.from_numpy(stream[: n * a.context].reshape(n, a.context))
 
@@ -64,7 +64,7 @@ def main():
     nll = float(total)
     print(json.dumps({"tokens": n * a.context, "tokens_scored": scored, "nll_sum": nll, "ppl": math.exp(nll / scored),
                       "eval_seconds": seconds, "tokens_per_second": n * a.context / seconds, "device": a.device,
-                      "dtype": a.dtype, "transformers_model": "GPT2LMHeadModel"}))
+                      "dtype": a.dtype, "transformers_model": type(model).__name__}))
 
 
 if __name__ == "__main__":
