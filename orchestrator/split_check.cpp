@@ -20,7 +20,8 @@ std::int64_t stream_length(const ModelSpec& model, const CorpusSpec& corpus) {
   const CorpusFormat format = parse_corpus_format(corpus.format);
   if (format == CorpusFormat::kNpy) return check_npy_tokens(corpus.path);
   const ModelConfig config = read_model_config(model.path);
-  return static_cast<std::int64_t>(read_model_token_stream(corpus.path, format, model.path, config.eos_token_id).size());
+  return static_cast<std::int64_t>(
+      read_model_token_stream(corpus.path, format, model.path, config.eos_token_id).size());
 }
 
 // The spec's name for a split range ("eval"), or "split" when none matches.

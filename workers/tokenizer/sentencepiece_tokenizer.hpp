@@ -9,9 +9,7 @@
 #include "workers/tokenizer/tokenizer.hpp"
 #include "workers/tokenizer/tokenizer_config.hpp"
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
+struct LinsweepSpmModel;
 
 namespace linsweep {
 
@@ -19,7 +17,8 @@ namespace linsweep {
 inline constexpr std::size_t kMaxSentencePieceBytes = 64u << 20;
 
 // Encodes exactly as the model file says (its own normalizer, the "▁" word-boundary mark, BPE or
-// unigram, byte fallback), through the library SentencePiece itself ships. A document gets the
+// unigram, byte fallback), through the library SentencePiece itself ships, loaded as linsweep's
+// SentencePiece module (sentencepiece_loader.hpp). A document gets the
 // model's BOS (SentencePiece's bos_id; Llama 2, Mistral and Gemma prepend it) unless
 // tokenizer_config.json turns it off; the end-of-text id is the model's eos_id. Immutable after
 // loading; encode() and decode() are thread safe.
@@ -27,7 +26,7 @@ class SentencePieceTokenizer final : public Tokenizer {
  public:
   // Throws InputError "<path>: not a SentencePiece model (…)" when the library refuses the file,
   // and naming the file on a size over kMaxSentencePieceBytes or a tokenizer_config.json token
-  // the model lacks.
+  // the model lacks; Error (exit 1) when the module cannot be loaded.
   static SentencePieceTokenizer from_model_file(const std::string& path, const TokenizerConfig& config = {});
 
   SentencePieceTokenizer(SentencePieceTokenizer&&) noexcept;
@@ -45,10 +44,15 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::string describe() const override;
 
  private:
-  SentencePieceTokenizer();
+  struct ModelDeleter {
+    void operator()(LinsweepSpmModel* m) const noexcept;
+  };
+  SentencePieceTokenizer() = default;
   void encode_plain(std::string_view text, const std::string& what, std::vector<TokenId>* out) const;
 
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::unique_ptr<LinsweepSpmModel, ModelDeleter> sp_;     // owned by the module's allocator
+  std::vector<std::string> pieces_;                        // by id, copied at load
+  std::vector<int> flags_;                                 // kLinsweepSpm* by id
   std::vector<std::pair<std::string, TokenId>> controls_;  // control pieces, longest first
 };
 

@@ -199,8 +199,13 @@ def check_sentencepiece(linsweep, work, texts):
             check(f"spm {name} {tname}", tokenize(linsweep, d, path), want)
             check(f"spm {name} {tname} document", tokenize(linsweep, d, path, "--document"), [sp.bos_id()] + want)
         if name == "llama2":
-            fallback = [sp.piece_to_id(f"<0x{b:02X}>") for b in "😀".encode("utf-8")]
-            path = texts["unicode"]
+            # A character the training text lacks has no piece: its UTF-8 bytes become <0xNN> pieces.
+            rare = "\U0001D11E"
+            path = os.path.join(work, "rare.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("clef " + rare + "\n")
+            fallback = [sp.piece_to_id(f"<0x{b:02X}>") for b in rare.encode("utf-8")]
+            check("spm llama2 byte fallback (python)", all(i in sp.encode("clef " + rare + "\n") for i in fallback), True)
             check("spm llama2 byte fallback", all(i in tokenize(linsweep, d, path) for i in fallback), True)
 
 

@@ -32,7 +32,7 @@ std::vector<TokenId> golden_ids(const std::string& file) {
 // Every pre-tokenized word whose encoding by `full` uses only ids below `limit` must be encoded
 // identically by `cut` (the same merges apply in the same order); returns how many words that was,
 // and counts in *others the words that needed a later merge (and so must differ).
-std::size_t check_words(const BpeTokenizer& full, const BpeTokenizer& cut, TokenId limit, const std::string& text,
+std::size_t check_words(const Tokenizer& full, const Tokenizer& cut, TokenId limit, const std::string& text,
                         std::size_t* others) {
   std::size_t same = 0;
   *others = 0;
