@@ -15,7 +15,7 @@
 #include "common/errors.hpp"
 #include "workers/corpus/brown_genres.hpp"
 #include "workers/corpus/corpus.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 #include "workers/tokenizer/truncate_bpe.hpp"
 
 namespace {
@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
     std::printf("truncate_bpe K=%zu: vocab %zu, eos %d, %.3f s\n", info.merges, info.vocab_size, info.eos_id,
                 seconds_since(t0));
     t0 = std::chrono::steady_clock::now();
-    const BpeTokenizer cut = BpeTokenizer::from_directory(out + "/tokenizer-k" + std::to_string(k));
-    const BpeTokenizer full = BpeTokenizer::from_directory(gpt2);
+    const auto cut_owner = load_tokenizer(out + "/tokenizer-k" + std::to_string(k));
+    const auto full_owner = load_tokenizer(gpt2);
+    const Tokenizer &cut = *cut_owner, &full = *full_owner;
     std::printf("load tokenizers: %.3f s\n", seconds_since(t0));
     t0 = std::chrono::steady_clock::now();
     const auto corpora = write_demo_corpora(brown, out + "/corpora");

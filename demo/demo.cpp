@@ -34,7 +34,7 @@
 #include "workers/corpus/corpus.hpp"
 #include "workers/pretrain/pretrain.hpp"
 #include "workers/runtime.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 #include "workers/tokenizer/truncate_bpe.hpp"
 
 #ifndef LINSWEEP_SOURCE_DIR
@@ -73,7 +73,7 @@ struct Paths {
   std::string cache, demo, corpora, tokenizer, models, checkpoints, spec, out, store, report, figures;
 };
 
-std::vector<TokenId> stream_of(const std::string& dir, const BpeTokenizer& tok) {
+std::vector<TokenId> stream_of(const std::string& dir, const Tokenizer& tok) {
   return read_token_stream(dir, CorpusFormat::kBrown, &tok, tok.eos_id());
 }
 
@@ -256,7 +256,8 @@ int run_demo(const DemoOptions& o) {
   make_dirs(p.demo);
   const std::vector<BrownDemoCorpus> corpora = write_demo_corpora(brown, p.corpora);
   const TruncatedBpe bpe = truncate_bpe(encoder, kDemoMerges, p.tokenizer);
-  const BpeTokenizer tok = BpeTokenizer::from_directory(p.tokenizer);
+  const std::unique_ptr<Tokenizer> tok_owner = load_tokenizer(p.tokenizer);
+  const Tokenizer& tok = *tok_owner;
   std::vector<TokenId> train_stream;
   std::vector<std::pair<std::string, Windows>> heldout;
   for (const auto& c : corpora) {
@@ -412,7 +413,7 @@ int run_demo(const DemoOptions& o) {
                   o.started_at > 0 ? fmt::format("; {} since scripts/demo.sh started (set-up and build included)",
                                                  duration_text(since))
                                    : ""));
-  say("  models:   " + p.models + "/{gpt2,neox}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
+  say("  models:   " + p.models + "/{gpt2,neox,llama}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
   say("  store:    " + p.store);
   say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
   say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));

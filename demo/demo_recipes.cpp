@@ -1,4 +1,4 @@
-// The demo's model sizes and training budgets, chosen so that all six train in a few minutes on two cores.
+// The demo's model sizes and training budgets, chosen so that all nine train in a few minutes on two cores.
 #include "demo/demo_recipes.hpp"
 
 namespace linsweep {
@@ -7,19 +7,37 @@ namespace {
 struct Size {
   const char* tag;
   std::int64_t d, layers, steps;
+  std::int64_t gated_ff;  // d_ff of a gated MLP: about 8d/3, so that its 3·d·d_ff match 2·d·4d
 };
 
 // Head dimension 16 throughout (3, 4 and 6 heads); the same number of steps for every size.
-constexpr Size kSizes[] = {{"s", 48, 2, 300}, {"m", 64, 3, 300}, {"l", 96, 4, 300}};
+constexpr Size kSizes[] = {{"s", 48, 2, 300, 128}, {"m", 64, 3, 300, 176}, {"l", 96, 4, 300, 256}};
 
-ModelConfig base_config(const char* arch, const Size& s, std::int64_t vocab, std::int64_t eos) {
-  ModelConfig c = model_config(arch, {.vocab_size = vocab,
-                                      .d_model = s.d,
-                                      .n_layers = s.layers,
-                                      .n_heads = s.d / 16,
-                                      .d_ff = 4 * s.d,
-                                      .max_positions = 256});
+struct Family {
+  const char* architecture;
+  const char* prefix;  // of the model names: <prefix>-<size tag>
+};
+
+constexpr Family kFamilies[] = {{"gpt2", "gpt2"}, {"gpt_neox", "neox"}, {"llama", "llama"}};
+
+ModelConfig family_config(const Family& f, const Size& s, std::int64_t vocab, std::int64_t eos) {
+  const bool gated = f.architecture == std::string("llama");
+  ModelConfig c = model_config(f.architecture, {.vocab_size = vocab,
+                                                .d_model = s.d,
+                                                .n_layers = s.layers,
+                                                .n_heads = s.d / 16,
+                                                .d_ff = gated ? s.gated_ff : 4 * s.d,
+                                                .max_positions = 256});
   c.eos_token_id = eos;
+  // Untied output layers throughout (GPT2LMHeadModel with tie_word_embeddings false): with tied
+  // embeddings these small GPT-2 models learned far more slowly than the NeoX ones in the same
+  // budget. NeoX: parallel residual and rotary on a quarter of each head (Pythia's). Llama: its
+  // own defaults (RMSNorm, SwiGLU, rotary on the whole head, sequential residual).
+  c.tied_head = false;
+  if (c.architecture == "gpt_neox") {
+    c.rotary_pct = 0.25;
+    c.parallel_residual = true;
+  }
   return c;
 }
 
@@ -37,27 +55,18 @@ nlohmann::json DemoModelRecipe::fingerprint(const std::string& data_fingerprint)
 
 double DemoModelRecipe::cost_per_token() const {
   const double d = static_cast<double>(config.d_model), f = static_cast<double>(config.d_ff);
-  const double per_layer = 4 * d * d + 2 * d * f;
+  const double per_layer = 4 * d * d + (config.gated_mlp ? 3 : 2) * d * f;
   return 6.0 * (static_cast<double>(config.n_layers) * per_layer + static_cast<double>(config.vocab_size) * d);
 }
 
 std::vector<DemoModelRecipe> demo_model_recipes(std::int64_t vocab_size, std::int64_t eos) {
   std::vector<DemoModelRecipe> out;
   std::uint64_t seed = 1;
-  for (const char* arch : {"gpt2", "gpt_neox"}) {
+  for (const Family& f : kFamilies) {
     for (const Size& s : kSizes) {
       DemoModelRecipe r;
-      r.name = std::string(arch == std::string("gpt2") ? "gpt2-" : "neox-") + s.tag;
-      r.config = base_config(arch, s, vocab_size, eos);
-      if (r.config.architecture == "gpt_neox") {
-        r.config.rotary_pct = 0.25;
-        r.config.parallel_residual = true;
-        r.config.tied_head = false;
-      } else {
-        // Untied (GPT2LMHeadModel with tie_word_embeddings false): with tied embeddings these
-        // small GPT-2 models learned far more slowly than the NeoX ones in the same budget.
-        r.config.tied_head = false;
-      }
+      r.name = std::string(f.prefix) + "-" + s.tag;
+      r.config = family_config(f, s, vocab_size, eos);
       r.training.steps = s.steps;
       r.training.batch = 16;
       r.training.lr = 4e-3;

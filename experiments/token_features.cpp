@@ -32,6 +32,7 @@
 #include "workers/corpus/corpus.hpp"
 #include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep {
 namespace {
@@ -150,30 +151,48 @@ std::size_t token_class(const std::string& text) {
   return 4;
 }
 
-// The coarse part of speech of every stream position of a Brown corpus ("" at end-of-text and
-// where a token holds no word): each document is tokenized as the stream was, and a token
-// takes the tag of the word holding its first non-space byte. Throws InputError when the
-// tokens differ from `stream` (the corpus changed under the store).
-std::vector<std::string> stream_pos(const ExperimentInput& in, const BpeTokenizer& tok,
+// The coarse part of speech of every stream position of a Brown corpus ("" at end-of-text, BOS
+// and where a token holds no word): each document is tokenized as the stream was
+// (read_token_stream), and a token takes the tag of the word holding its first non-space byte.
+// Throws InputError when the tokens differ from `stream` (the corpus changed under the store).
+std::vector<std::string> stream_pos(const ExperimentInput& in, const Tokenizer& tok, std::optional<TokenId> eos,
                                     const std::vector<TokenId>& stream) {
   std::vector<std::string> out;
   out.reserve(stream.size());
+  auto expect = [&](TokenId id) {
+    if (out.size() >= stream.size() || stream[out.size()] != id)
+      throw InputError(in.corpus_path + ": its tokens differ from the unit's stream (the corpus changed?)");
+  };
+  auto expect_markers = [&](const std::vector<TokenId>& ids) {
+    for (TokenId id : ids) {
+      expect(id);
+      out.push_back("");
+    }
+  };
   const auto docs = read_brown_tagged(in.corpus_path);
   for (std::size_t d = 0; d < docs.size(); ++d) {
-    if (d > 0) out.push_back("");  // end-of-text between documents
+    if (d > 0 && eos && (out.empty() || stream[out.size() - 1] != *eos)) expect_markers({*eos});
+    expect_markers(tok.document_prefix());
     const BrownText& doc = docs[d];
+    const std::vector<TokenId> ids = tok.encode(doc.text, false, in.corpus_path);
+    // A SentencePiece-style tokenizer decodes the space it put before the document's first word.
+    const std::string decoded = tok.decode(ids);
+    const std::size_t shift =
+        decoded.size() > doc.text.size() && decoded[0] == ' ' && (doc.text.empty() || doc.text[0] != ' ') ? 1 : 0;
     std::size_t offset = 0, word = 0;
-    for (TokenId id : tok.encode(doc.text, false, in.corpus_path)) {
-      if (out.size() >= stream.size() || stream[out.size()] != id)
-        throw InputError(in.corpus_path + ": its tokens differ from the unit's stream (the corpus changed?)");
+    for (TokenId id : ids) {
+      expect(id);
       const std::size_t len = tok.decode({id}).size();
-      std::size_t at = offset;
-      while (at < offset + len && at < doc.text.size() && std::isspace(static_cast<unsigned char>(doc.text[at]))) ++at;
+      const std::size_t begin = offset > shift ? offset - shift : 0,
+                        end = offset + len > shift ? offset + len - shift : 0;
+      std::size_t at = begin;
+      while (at < end && at < doc.text.size() && std::isspace(static_cast<unsigned char>(doc.text[at]))) ++at;
       while (word < doc.words.size() && doc.words[word].end <= at) ++word;
-      const bool inside = word < doc.words.size() && doc.words[word].begin <= at && at < offset + len;
+      const bool inside = word < doc.words.size() && doc.words[word].begin <= at && at < end;
       out.push_back(inside ? brown_coarse_pos(doc.words[word].tag) : "");
       offset += len;
     }
+    expect_markers(tok.document_suffix());
   }
   if (out.size() != stream.size()) throw InputError(in.corpus_path + ": its tokens differ from the unit's stream");
   return out;
@@ -240,7 +259,10 @@ struct Features {
 };
 
 Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& p, const DeltaRows& rows) {
-  const BpeTokenizer tok = BpeTokenizer::from_directory(in.model_path);
+  const std::unique_ptr<Tokenizer> tok_owner = load_tokenizer(in.model_path);
+  const Tokenizer& tok = *tok_owner;
+  std::optional<TokenId> eos = tok.eos_id();
+  if (!eos && in.model->config().eos_token_id) eos = static_cast<TokenId>(*in.model->config().eos_token_id);
   const std::vector<TokenId> stream = unit_stream(in);
   const Windows w = unit_windows(in, stream, p.split, p.context);
   check_windows(*in.model, w);
@@ -249,7 +271,7 @@ Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& 
   std::unordered_map<TokenId, double> count;
   for (TokenId t : stream) count[t] += 1;
   const bool brown = parse_corpus_format(in.corpus_format) == CorpusFormat::kBrown;
-  const std::vector<std::string> pos = brown ? stream_pos(in, tok, stream) : std::vector<std::string>{};
+  const std::vector<std::string> pos = brown ? stream_pos(in, tok, eos, stream) : std::vector<std::string>{};
   std::unordered_map<TokenId, std::string> text;
   auto text_of = [&](TokenId id) -> const std::string& {
     auto it = text.find(id);

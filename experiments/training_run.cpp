@@ -16,7 +16,6 @@
 #include "workers/eval/scoring.hpp"
 #include "workers/model/architecture_registry.hpp"
 #include "workers/model/language_model.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
 #include "workers/train/training_checkpoint.hpp"
 
 namespace linsweep {
@@ -125,16 +124,8 @@ Windows TrainingRun::corpus_windows(const std::string& corpus, const Split& spli
   auto cached = streams_.find(corpus);
   if (cached == streams_.end()) {
     const CorpusFormat format = parse_corpus_format(it->second.format);
-    std::vector<TokenId> stream;
-    if (format == CorpusFormat::kNpy) {
-      stream = read_token_stream(it->second.path, format, nullptr, std::nullopt);
-    } else {
-      const BpeTokenizer tok = BpeTokenizer::from_directory(in_.model_path);
-      std::optional<TokenId> eos = tok.eos_id();
-      if (!eos && loaded_.model->config().eos_token_id)
-        eos = static_cast<TokenId>(*loaded_.model->config().eos_token_id);
-      stream = read_token_stream(it->second.path, format, &tok, eos);
-    }
+    std::vector<TokenId> stream =
+        read_model_token_stream(it->second.path, format, in_.model_path, loaded_.model->config().eos_token_id);
     cached = streams_.emplace(corpus, std::move(stream)).first;
   }
   const std::vector<TokenId>& stream = cached->second;

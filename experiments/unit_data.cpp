@@ -14,18 +14,13 @@
 #include "workers/corpus/corpus.hpp"
 #include "workers/eval/scoring.hpp"
 #include "workers/model/language_model.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 
 std::vector<TokenId> unit_stream(const ExperimentInput& in) {
   const CorpusFormat format = parse_corpus_format(in.corpus_format);
-  if (format == CorpusFormat::kNpy) return read_token_stream(in.corpus_path, format, nullptr, std::nullopt);
-  const BpeTokenizer tok = BpeTokenizer::from_directory(in.model_path);
-  std::optional<TokenId> eos = tok.eos_id();
-  if (!eos && in.model != nullptr && in.model->config().eos_token_id)
-    eos = static_cast<TokenId>(*in.model->config().eos_token_id);
-  return read_token_stream(in.corpus_path, format, &tok, eos);
+  return read_model_token_stream(in.corpus_path, format, in.model_path,
+                                 in.model != nullptr ? in.model->config().eos_token_id : std::nullopt);
 }
 
 Windows unit_windows(const ExperimentInput& in, const std::vector<TokenId>& stream, const Split& split,

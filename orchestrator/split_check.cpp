@@ -10,23 +10,18 @@
 #include "workers/corpus/corpus.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/model/model_config.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 namespace {
 
 // The token count of the stream a unit of `model` reads from `corpus` (unit_data.cpp's
-// unit_stream: the tokenizer's eos, else the config's, between documents).
+// unit_stream reads it the same way).
 std::int64_t stream_length(const ModelSpec& model, const CorpusSpec& corpus) {
   const CorpusFormat format = parse_corpus_format(corpus.format);
   if (format == CorpusFormat::kNpy) return check_npy_tokens(corpus.path);
-  const BpeTokenizer tok = BpeTokenizer::from_directory(model.path);
-  std::optional<TokenId> eos = tok.eos_id();
-  if (!eos) {
-    const ModelConfig config = read_model_config(model.path);
-    if (config.eos_token_id) eos = static_cast<TokenId>(*config.eos_token_id);
-  }
-  return static_cast<std::int64_t>(read_token_stream(corpus.path, format, &tok, eos).size());
+  const ModelConfig config = read_model_config(model.path);
+  return static_cast<std::int64_t>(
+      read_model_token_stream(corpus.path, format, model.path, config.eos_token_id).size());
 }
 
 // The spec's name for a split range ("eval"), or "split" when none matches.

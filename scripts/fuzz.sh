@@ -101,7 +101,7 @@ run_one() {
   case "$t" in
     spec) dict=(-dict="$root/tests/fuzz/dicts/yaml.dict") ;;
     npy) dict=(-dict="$root/tests/fuzz/dicts/npy.dict") ;;
-    safetensors|safetensors_index|model_config|vocab_merges|tokenizer_json|lambada)
+    safetensors|safetensors_index|model_config|vocab_merges|tokenizer_json|tokenizer_config|lambada)
       dict=(-dict="$root/tests/fuzz/dicts/json.dict") ;;
   esac
   # libhdf5 mallocs sizes it reads from the file and handles a NULL (the file is refused, as

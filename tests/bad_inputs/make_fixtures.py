@@ -191,6 +191,14 @@ def main():
 
     model_dir(fx, "bad_tokjson_not_json", neox, {"tokenizer.json": '{"model": {"vocab": '})
     model_dir(fx, "bad_tokjson_merges_type", neox, {"tokenizer.json": tok_with(merges={"a": "b"})})
+    whitespace = dict(json.loads(tok_with()), pre_tokenizer={"type": "Whitespace"})
+    model_dir(fx, "bad_tokjson_pre_tokenizer", neox, {"tokenizer.json": json.dumps(whitespace)})
+    model_dir(fx, "bad_tokconfig_bos_missing", neox, {"tokenizer_config.json": json.dumps(
+        {"add_bos_token": True, "bos_token": {"content": "<s>"}})})
+    model_dir(fx, "bad_tokconfig_bool", neox, {"tokenizer_config.json": '{"add_bos_token": "yes"}'})
+    # A SentencePiece directory (Llama 2's layout) whose tokenizer.model is not a model.
+    model_dir(fx, "bad_spm_garbage", gpt2, {"tokenizer.model": b"\x0a\xff\xff not a protobuf"},
+              drop=("vocab.json", "merges.txt"))
 
     # ---- corpora -------------------------------------------------------------------------
     c = os.path.join(fx, "corpora")

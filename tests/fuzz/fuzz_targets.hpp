@@ -15,6 +15,8 @@ int fuzz_safetensors_index(const std::uint8_t* data, std::size_t size);
 int fuzz_model_config(const std::uint8_t* data, std::size_t size);
 int fuzz_vocab_merges(const std::uint8_t* data, std::size_t size);
 int fuzz_tokenizer_json(const std::uint8_t* data, std::size_t size);
+int fuzz_tokenizer_model(const std::uint8_t* data, std::size_t size);
+int fuzz_tokenizer_config(const std::uint8_t* data, std::size_t size);
 int fuzz_spec(const std::uint8_t* data, std::size_t size);
 int fuzz_unit_file(const std::uint8_t* data, std::size_t size);
 int fuzz_wikitext(const std::uint8_t* data, std::size_t size);
@@ -35,6 +37,8 @@ inline const std::vector<FuzzTarget>& fuzz_targets() {
       {"model_config", fuzz_model_config},
       {"vocab_merges", fuzz_vocab_merges},
       {"tokenizer_json", fuzz_tokenizer_json},
+      {"tokenizer_model", fuzz_tokenizer_model},
+      {"tokenizer_config", fuzz_tokenizer_config},
       {"spec", fuzz_spec},
       {"unit_file", fuzz_unit_file},
       {"wikitext", fuzz_wikitext},

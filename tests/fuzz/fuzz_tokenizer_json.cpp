@@ -2,6 +2,7 @@
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "tokenizer_checks.hpp"
+#include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 

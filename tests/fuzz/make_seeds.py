@@ -145,6 +145,40 @@ def main():
                               {"id": len(vocab), "content": "<pad>", "special": True}],
              "model": {"type": "BPE", "vocab": vocab, "merges": [list(m) for m in merges[:3]] + ["%s %s" % m for m in merges[3:]]}}
     put("tokenizer_json", "small_options.json", json.dumps(small, ensure_ascii=False))
+    llama3 = dict(small, normalizer=None, pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+                                               r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"},
+         "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]},
+        post_processor={"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<pad>", "type_id": 0}},
+                                                                 {"Sequence": {"id": "A", "type_id": 0}}],
+                        "special_tokens": {"<pad>": {"id": "<pad>", "ids": [len(vocab)], "tokens": ["<pad>"]}}},
+        model=dict(small["model"], ignore_merges=True))
+    put("tokenizer_json", "llama3_split.json", json.dumps(llama3, ensure_ascii=False))
+    metaspace = dict(small, pre_tokenizer={"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"},
+                     model=dict(small["model"], byte_fallback=True))
+    put("tokenizer_json", "metaspace.json", json.dumps(metaspace, ensure_ascii=False))
+
+    # tokenizer_model: SentencePiece models trained on the fixture text (BPE with byte fallback as
+    # Llama 2's, and unigram; no normalizer, as Llama 2 has), by Debian's python3-sentencepiece.
+    import sentencepiece as spm
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "wb") as f:
+            f.write(read(DATA, "tokenizer", "brown_fiction.txt") + read(DATA, "tokenizer", "edge.txt"))
+        for name, opts in (("bpe_byte_fallback", dict(model_type="bpe", byte_fallback=True, vocab_size=400)),
+                           ("unigram", dict(model_type="unigram", vocab_size=200))):
+            spm.SentencePieceTrainer.train(input=corpus, model_prefix=os.path.join(tmp, name), hard_vocab_limit=False,
+                                           normalization_rule_name="identity", num_threads=1, minloglevel=2, **opts)
+            put("tokenizer_model", name + ".model", read(tmp, name + ".model"))
+
+    # tokenizer_config: what transformers writes (AddedToken objects, booleans) and plain strings.
+    put("tokenizer_config", "added_token_objects.json", json.dumps({
+        "add_bos_token": True, "add_eos_token": False, "bos_token": {"content": "<|endoftext|>", "lstrip": False},
+        "eos_token": {"content": "<|endoftext|>", "special": True}, "model_max_length": 2048}))
+    put("tokenizer_config", "strings.json", json.dumps({"add_bos_token": False, "bos_token": "<|endoftext|>",
+                                                        "eos_token": None, "add_eos_token": True}))
 
     # spec: the examples (their ../tests paths resolve inside the fuzzer's scratch directory),
     # and one with the less common fields.

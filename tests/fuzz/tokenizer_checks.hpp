@@ -3,27 +3,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "fuzz_support.hpp"
 #include "workers/corpus/corpus.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep::fuzz {
 
 // A real byte-level BPE (tiny-gpt2's from tests/data, loaded once), so that a corpus reader's
 // documents go on through pre-tokenization and merges exactly as read_token_stream sends them.
-inline const BpeTokenizer& corpus_tokenizer() {
-  static const BpeTokenizer t = BpeTokenizer::from_directory(test_data_dir() + "/models/tiny-gpt2");
-  return t;
+inline const Tokenizer& corpus_tokenizer() {
+  static const std::unique_ptr<Tokenizer> t = load_tokenizer(test_data_dir() + "/models/tiny-gpt2");
+  return *t;
 }
 
 // The corpus targets: the input written as `file_name`, read as `format` with corpus_tokenizer();
 // a bad-input error passes, and every token must lie inside the vocabulary.
 inline void check_corpus(const std::uint8_t* data, std::size_t size, const std::string& file_name,
                          CorpusFormat format) {
-  const BpeTokenizer& tokenizer = corpus_tokenizer();
+  const Tokenizer& tokenizer = corpus_tokenizer();
   const std::string path = write_input(file_name, as_text(data, size));
   expect_bad_input([&] {
     const auto stream = read_token_stream(path, format, &tokenizer, tokenizer.eos_id());
@@ -39,8 +40,10 @@ inline constexpr std::string_view kTokenizerSample =
 
 // The tokenizer-loader targets, once a tokenizer loaded: it encodes kTokenizerSample to ids
 // inside its vocabulary and decodes them back.
-inline void check_tokenizer(const BpeTokenizer& t) {
-  const auto ids = t.encode(kTokenizerSample, true);
+inline void check_tokenizer(const Tokenizer& t) {
+  const auto ids = t.encode_document(kTokenizerSample, "sample");
+  for (TokenId id : t.encode(kTokenizerSample, true))
+    if (id < 0 || id >= t.id_limit()) fail("encode gave id " + std::to_string(id) + " outside the vocabulary");
   for (TokenId id : ids)
     if (id < 0 || id >= t.id_limit()) fail("encode gave id " + std::to_string(id) + " outside the vocabulary");
   (void)t.decode(ids);

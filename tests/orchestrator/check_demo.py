@@ -10,7 +10,8 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-MODELS = ["gpt2-s", "gpt2-m", "gpt2-l", "neox-s", "neox-m", "neox-l"]
+MODELS = ["gpt2-s", "gpt2-m", "gpt2-l", "neox-s", "neox-m", "neox-l", "llama-s", "llama-m", "llama-l"]
+FAMILIES = ["gpt2", "gpt_neox", "llama"]
 LAYERS = {"s": 2, "m": 3, "l": 4}
 CORPORA = ["fiction", "learned", "news"]
 
@@ -58,7 +59,11 @@ def check_figures(out):
         root = ET.parse(os.path.join(figs, n)).getroot()
         series = [g.get("data-label") for g in root.iter(f"{svg}g") if g.get("class") == "series"]
         check(sorted(series) == sorted(MODELS), f"{n}: series {series}, expected one per model")
-        check(f"fig3_cost_vs_size_{corpus}.svg" in names, f"missing fig3_cost_vs_size_{corpus}.svg")
+        n = f"fig3_cost_vs_size_{corpus}.svg"
+        check(n in names, f"missing {n}")
+        root = ET.parse(os.path.join(figs, n)).getroot()
+        series = [g.get("data-label") for g in root.iter(f"{svg}g") if g.get("class") == "series"]
+        check(sorted(series) == FAMILIES, f"{n}: series {series}, expected one per family")
     check("fig6_training_news.svg" in names, "missing fig6_training_news.svg (the demo's progressive run)")
     for m in MODELS:
         for stem in ("all_linear_", "fig2_gate_vs_all_linear_", "fig5_redistribution_", "delta_hist_"):
@@ -99,6 +104,9 @@ def check_tables(out):
     check(all(int(r[lists[0].index("listed")]) > 0 for r in lists[1:]), "routing_lists: a model lists no token")
     progressive = read_csv(os.path.join(csvdir, "progressive.csv"))
     check({"progressive", "control"} <= {r[1] for r in progressive[1:]}, "progressive: no control beside it")
+    scale = read_csv(os.path.join(csvdir, "cross_scale.csv"))
+    families = sorted({r[scale[0].index("family")] for r in scale[1:]})
+    check(families == FAMILIES, f"cross_scale: families {families}, expected {FAMILIES}")
     md = open(os.path.join(out, "report", "tables.md")).read()
     check("†" in md or "[" in md, "tables.md has no intervals")
     print(f"{csvdir}: per-layer all-linear costs for {len(MODELS)} models with intervals; {len(gates) - 1} gate rows")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
@@ -231,7 +232,7 @@ std::vector<std::string> read_documents(const std::string& path, CorpusFormat fo
   return docs;
 }
 
-std::vector<TokenId> read_token_stream(const std::string& path, CorpusFormat format, const BpeTokenizer* tokenizer,
+std::vector<TokenId> read_token_stream(const std::string& path, CorpusFormat format, const Tokenizer* tokenizer,
                                        std::optional<TokenId> eos) {
   std::vector<TokenId> stream;
   if (format == CorpusFormat::kNpy) {
@@ -241,13 +242,22 @@ std::vector<TokenId> read_token_stream(const std::string& path, CorpusFormat for
     const auto docs = read_documents(path, format);
     if (docs.size() > 1 && !eos) throw InputError(path + ": several documents but the model has no end-of-text id");
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      if (i > 0) stream.push_back(*eos);
-      auto ids = tokenizer->encode(docs[i], false, path);
+      if (i > 0 && (stream.empty() || stream.back() != *eos)) stream.push_back(*eos);
+      auto ids = tokenizer->encode_document(docs[i], path);
       stream.insert(stream.end(), ids.begin(), ids.end());
     }
   }
   if (stream.empty()) throw InputError(path + ": corpus is empty (no tokens)");
   return stream;
+}
+
+std::vector<TokenId> read_model_token_stream(const std::string& path, CorpusFormat format, const std::string& model_dir,
+                                             std::optional<std::int64_t> config_eos) {
+  if (format == CorpusFormat::kNpy) return read_token_stream(path, format, nullptr, std::nullopt);
+  const std::unique_ptr<Tokenizer> tok = load_tokenizer(model_dir);
+  std::optional<TokenId> eos = tok->eos_id();
+  if (!eos && config_eos) eos = static_cast<TokenId>(*config_eos);
+  return read_token_stream(path, format, tok.get(), eos);
 }
 
 }  // namespace linsweep

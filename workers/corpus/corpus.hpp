@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/enum_names.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep {
 
@@ -67,9 +67,18 @@ std::vector<BrownText> read_brown_tagged(const std::string& path);
 // an empty tag.
 std::string brown_coarse_pos(std::string_view tag);
 
-// The token stream of a corpus: .npy as stored; text formats tokenized per document and
-// joined by `eos` between documents. Throws InputError on an empty stream.
-std::vector<TokenId> read_token_stream(const std::string& path, CorpusFormat format, const BpeTokenizer* tokenizer,
+// The token stream of a corpus: .npy as stored; text formats tokenized per document as the model
+// reads one (Tokenizer::encode_document: the BOS the model expects, if any, then the text) and
+// joined by `eos` between documents (not repeated where a document already ends with it).
+// Throws InputError on an empty stream.
+std::vector<TokenId> read_token_stream(const std::string& path, CorpusFormat format, const Tokenizer* tokenizer,
                                        std::optional<TokenId> eos);
+
+// The token stream of a corpus for the model in `model_dir`: .npy as stored; a text format
+// through the directory's tokenizer (load_tokenizer, read only for text), its documents joined
+// by the tokenizer's end-of-text id, else by `config_eos` (config.json's eos_token_id).
+// Throws InputError as read_token_stream and load_tokenizer do.
+std::vector<TokenId> read_model_token_stream(const std::string& path, CorpusFormat format, const std::string& model_dir,
+                                             std::optional<std::int64_t> config_eos);
 
 }  // namespace linsweep

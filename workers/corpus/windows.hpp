@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "workers/tokenizer/bpe_tokenizer.hpp"
+#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep {
 

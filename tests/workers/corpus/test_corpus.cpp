@@ -84,7 +84,8 @@ TEST_CASE("good_: Brown tags coarsen to parts of speech") {
 
 TEST_CASE("good_: token streams join documents with end-of-text") {
   ScratchDir dir;
-  const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
+  const auto tok_owner = load_tokenizer(test::model_dir("tiny-gpt2"));
+  const Tokenizer& tok = *tok_owner;
   test::write_text(dir / "l.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n{\"text\": \"a b\"}\n");
   const auto s = read_token_stream(dir / "l.jsonl", CorpusFormat::kLambada, &tok, tok.eos_id());
   CHECK(s == std::vector<TokenId>{64, 1023, 65, 1023, 64, 275});
@@ -151,7 +152,8 @@ TEST_CASE("good_: a .npy header near its 64 KiB limit, and keys whose first occu
 
 TEST_CASE("bad_: invalid UTF-8, empty corpora and malformed lines are refused with the file named") {
   ScratchDir dir;
-  const BpeTokenizer tok = BpeTokenizer::from_directory(test::model_dir("tiny-gpt2"));
+  const auto tok_owner = load_tokenizer(test::model_dir("tiny-gpt2"));
+  const Tokenizer& tok = *tok_owner;
   struct BadFile {
     const char* name;
     const char* text;
