@@ -233,7 +233,7 @@ TEST_CASE("bad_: every bad input exits 2 with one line naming the file and the p
          test::write_text(d + "/in.txt", "x");
          return "tokenize --model " + q(d + "/tok") + " --in " + q(d + "/in.txt");
        },
-       "no tokenizer.json"},
+       "no tokenizer (tokenizer.json, tokenizer.model, or vocab.json + merges.txt)"},
       {"bad_inspect_dir", [&](auto d) { return "inspect " + q(d + "/absent"); }, "absent: does not exist"},
   };
   for (const auto& c : cases) {
