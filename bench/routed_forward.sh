@@ -55,14 +55,16 @@ for shape in "${shapes[@]}"; do
         --repeats "$repeats" --threads "$threads" --device "$device" --dtype "$dtype" "${extra[@]}" --json |
         /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["shape"]=sys.argv[1]; print(json.dumps(d))' \
           "$shape" | tee -a "$results" >/dev/null
-      /usr/bin/python3 -c '
+      /usr/bin/python3 - "$results" <<'EOF'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print(f"{d[\"shape\"]:12s} batch {d[\"batch\"]} share {100*d[\"share\"]:5.1f}%  plain {d[\"plain_tokens_per_s\"]:9.0f} tok/s  "
-      f"routed {d[\"routed_tokens_per_s\"]:9.0f} tok/s  ratio {d[\"ratio_median\"]:.3f} [{d[\"ratio_min\"]:.3f}, {d[\"ratio_max\"]:.3f}]  "
-      f"saving measured {d[\"measured_saving_pct\"]:5.1f}%  predicted {d[\"predicted_saving_pct\"]:5.1f}%")
+print("{:12s} batch {} share {:5.1f}%  plain {:9.0f} tok/s  routed {:9.0f} tok/s  ratio {:.3f} [{:.3f}, {:.3f}]  "
+      "saving measured {:5.1f}%  predicted {:5.1f}%".format(
+          d["shape"], d["batch"], 100 * d["share"], d["plain_tokens_per_s"], d["routed_tokens_per_s"], d["ratio_median"],
+          d["ratio_min"], d["ratio_max"], d["measured_saving_pct"], d["predicted_saving_pct"]))
 for k, v in d.get("breakdown_s", {}).items():
-    print(f"    {k:30s} {1e3*v:8.2f} ms")' "$results"
+    print("    {:30s} {:8.2f} ms".format(k, 1e3 * v))
+EOF
     done
   done
 done
