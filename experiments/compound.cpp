@@ -114,19 +114,6 @@ const ExperimentRegistrar kCompound{make_experiment<CompoundParams>(
     "compound", "every layer's chosen gate active at once: perplexity and FLOPs saved", 70, compound_schema(),
     expand_compound, validate_compound, captured_layer_needs<CompoundParams, &CompoundParams::layers>())};
 
-// "0-2,5": ascending layers as ranges.
-std::string layer_set(const std::vector<std::int64_t>& layers) {
-  std::string out;
-  for (std::size_t i = 0; i < layers.size();) {
-    std::size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(layers[i]);
-    if (j > i) out += "-" + std::to_string(layers[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 UnitResult run_compound(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
   const auto p = in.params.get<CompoundUnitParams>();

@@ -160,13 +160,16 @@ std::int64_t Gate::parameter_count() const {
 at::Tensor Gate::logits(const at::Tensor& x) const {
   const at::Device dev = x.device();
   auto on = [&](const at::Tensor& t) { return t.to(dev, at::kDouble); };
-  const at::Tensor xs = (x.to(at::kDouble) - on(scaler_.mean)) / on(scaler_.scale);
+  // In place on one float64 copy of x: the same roundings as the out-of-place expressions, and
+  // the gate is paid at every position of a routed forward.
+  at::Tensor xs = x.to(at::kDouble, /*non_blocking=*/false, /*copy=*/true);
+  xs.sub_(on(scaler_.mean)).div_(on(scaler_.scale));
   // Row-wise products and sums, not GEMV: BLAS kernels may round identical rows differently
   // (by their place in a block), which would break exact ties between equal activations.
   auto dot = [](const at::Tensor& a, const at::Tensor& w) { return (a * w.unsqueeze(0)).sum(1); };
   switch (variant_.kind) {
     case GateVariant::Kind::kLinear:
-      return dot(xs, on(logistic_.weight)) + logistic_.bias;
+      return xs.mul_(on(logistic_.weight).unsqueeze(0)).sum(1) + logistic_.bias;
     case GateVariant::Kind::kPca:
       return dot((xs - on(pca_.mean)).mm(on(pca_.components).t()), on(logistic_.weight)) + logistic_.bias;
     case GateVariant::Kind::kMlp:

@@ -47,4 +47,16 @@ void add_per_captured_layer(PlanBuilder& b, const nlohmann::json& layers, const 
       });
 }
 
+std::string layer_set(const std::vector<std::int64_t>& layers) {
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(layers[i]);
+    if (j > i) out += "-" + std::to_string(layers[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace linsweep

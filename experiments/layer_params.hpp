@@ -16,6 +16,10 @@ namespace linsweep {
 // The layers of model `m` that a `layers` parameter selects: `all` means the sweep's layers.
 std::vector<std::int64_t> experiment_layers(const nlohmann::json& layers, const Sweep& sweep, const ModelSpec& m);
 
+// "0-2,5": ascending layers as ranges. The `layer_set` column of the compound and speed
+// tables, on which the two join.
+std::string layer_set(const std::vector<std::int64_t>& layers);
+
 // A problem for every layer of the parameter outside one of the sweep's models.
 void check_layers_exist(const nlohmann::json& layers, const std::string& key, const Sweep& sweep,
                         std::vector<ParamProblem>& problems);

@@ -15,7 +15,9 @@
 #      checkpoints in bfloat16 and float32 against transformers' AutoModelForCausalLM (skipped
 #      when not importable), same checkpoint, tokens and batch; PPL within the forward bounds;
 #   --bench adds: the 36-layer GPT-2-Large sweep (stats, fit, all_linear; 32,768 fit and eval
-#      tokens, context 1024) timed, and bench/paper_sweep_gpu.sh at a scale that fits.
+#      tokens, context 1024) timed, bench/paper_sweep_gpu.sh at a scale that fits, and
+#      bench/routed_forward.sh (routed against plain forwards, GPT-2-Large and Pythia-1B shapes,
+#      float32 and bfloat16, a quarter, half and three quarters of the positions routed).
 # Writes three files to OUT (what a device run brings back: few files): gpu_check.json (every
 # measurement, per check and overall "ok"; performance targets under "targets", recorded, not
 # gating), gpu_check.log, and gpu_check_work.tar.gz (every run's log and comparison JSON). The
@@ -143,7 +145,7 @@ else
     { tail -30 "$out/cmake_configure.log"; record build false '{"error": "cmake configure failed (cmake_configure.log)"}'; exit 1; }
   nccl_line=$(grep -m1 "NCCL communicator:" "$out/cmake_configure.log" | sed 's/^-- //' || true)
   step "build: $nccl_line; building"
-  cmake --build "$build" --target linsweep --parallel "$(nproc)" >"$out/cmake_build.log" 2>&1 ||
+  cmake --build "$build" --target linsweep bench_routed_forward --parallel "$(nproc)" >"$out/cmake_build.log" 2>&1 ||
     { tail -30 "$out/cmake_build.log"; record build false '{"error": "build failed (cmake_build.log)"}'; exit 1; }
   record build true "$("$py" -c 'import json,sys; print(json.dumps({"seconds": int(sys.argv[1]), "nccl": sys.argv[2], "torch_prefix": sys.argv[3]}))' \
     "$(( $(date +%s) - t0 ))" "$nccl_line" "$torch_prefix")"
@@ -412,6 +414,19 @@ EOF
   tail -12 "$work/paper_sweep_gpu.log"
   cp "$scratch/paper/paper_sweep_gpu.json" "$work/" 2>/dev/null || p_ok=false
   record paper_sweep "$p_ok" "$(cat "$work/paper_sweep_gpu.json" 2>/dev/null || echo '{}')"
+  # Where routing saves time on the device: every second layer routed at each share.
+  if [[ $mode == cpu ]]; then rshapes=(demo-gpt2-l) rbatches="2"; else rshapes=(gpt2-large pythia-1b) rbatches="2 8"; fi
+  r_ok=true
+  for rdtype in float32 bfloat16; do
+    step "bench: bench/routed_forward.sh --device ${dev%%:*} --dtype $rdtype ${rshapes[*]}"
+    LINSWEEP_BUILD_DIR="$build" "$src/bench/routed_forward.sh" --device "${dev%%:*}" --dtype "$rdtype" \
+      --threads "$(nproc)" --repeats 5 --shares "0.25 0.5 0.75" --batches "$rbatches" \
+      --out "$work/routed_forward_$rdtype.jsonl" "${rshapes[@]}" >"$work/routed_forward_$rdtype.log" 2>&1 || r_ok=false
+    tail -8 "$work/routed_forward_$rdtype.log"
+  done
+  record routed_forward "$r_ok" "$("$py" -c 'import json,sys
+print(json.dumps({"runs": [json.loads(l) for p in sys.argv[1:] for l in open(p) if l.strip()]}))' \
+    "$work"/routed_forward_*.jsonl 2>/dev/null || echo '{}')"
 fi
 
 # --- summary --------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ HDF5 = re.compile(r'#include\s*[<"](hdf5|H5[A-Za-z]*)\.h')
 MPI = re.compile(r'#include\s*[<"](mpi|nccl)\.h')
 LOCAL = re.compile(r'#include\s*"([a-z_]+)/')
 TABLES = ("fits", "all_linear", "gates", "token_context", "nofly", "clusters", "compound", "progressive",
-          "finetune", "training_loss", "soft_gates", "token_classes", "token_regression")
+          "finetune", "training_loss", "soft_gates", "token_classes", "token_regression", "speed")
 
 
 def architecture_names(src):

@@ -52,6 +52,7 @@ int linsweep_main(int argc, char** argv) {
   add_submit_command(app, &action);
   add_demo_command(app, &action);
   add_experiments_command(app, &action);
+  add_export_command(app, &action);
   app.footer("Example: linsweep run examples/fixture_measure.yaml; linsweep query runs/fixture-measure fits");
   if (argc == 1) {  // no arguments: the short help
     std::fputs(app.help().c_str(), stdout);

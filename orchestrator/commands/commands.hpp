@@ -37,6 +37,7 @@ void add_resume_command(CLI::App& root, CommandAction* action);
 void add_submit_command(CLI::App& root, CommandAction* action);
 void add_demo_command(CLI::App& root, CommandAction* action);
 void add_experiments_command(CLI::App& root, CommandAction* action);
+void add_export_command(CLI::App& root, CommandAction* action);
 
 // STORE, the store directory, as a required positional.
 void add_store_argument(CLI::App* cmd, std::string* store);

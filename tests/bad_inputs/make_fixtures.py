@@ -251,6 +251,7 @@ def main():
     spec("bad_layers_range", layers=[0, 7])
     spec("bad_unknown_experiment", experiments={"fit": {}, "linearize_everything": {}})
     spec("bad_unknown_param", experiments={"fit": {"lambda": [0.1], "lamda": 2}})
+    spec("bad_speed_without_compound", experiments={"fit": {"lambda": [0.1]}, "speed": {}})
     spec("bad_model_arch", models=[{"name": "m", "path": "../models/bad_config_unknown_type"}])
     spec("bad_model_missing", models=[{"name": "m", "path": "../models/nowhere"}])
     spec("bad_corpus_format", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "parquet"}])

@@ -4,7 +4,8 @@
 # `linsweep tables` must print the same summaries. Then -n 3 with worker groups of 2 ranks
 # (capture shards in two parts, windows sharded, sums all-reduced) must agree within
 # compare_stores.py's tolerances. A copy of the -n 1 store then runs the routing lists keyed by
-# the input token with the absolute threshold (n1-input).
+# the input token with the absolute threshold (n1-input). Last, `speed` runs on n1 and every
+# compound configuration is exported (`linsweep export`), both checked by check_routed.py.
 # Usage: measure_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -50,3 +51,18 @@ assert any(x['table'] == 'nofly' and x['flag'].startswith('$reason') for x in f)
 grep -F "Routing lists" -A8 "$work/tables-empty/tables.md" | grep -qF "$reason"
 if "$bin" status "$work/n1" | grep -F "flagged: nofly"; then echo "FAIL: the fixture's lists are flagged" >&2; exit 1; fi
 echo "an empty routing list is flagged in the table, tables.md and status"
+# speed times forwards, so its rows differ from run to run: it runs after the comparisons, on
+# n1 alone, with two repeats, and with compound over layers 0 and 1 (so that each layer is also
+# timed alone; only compound and speed units run). Then every compound configuration is
+# exported; both are checked against the compound and gate units (check_routed.py).
+ls "$work/n1/units" > "$work/units-before-speed"
+"$bin" run "$spec" --store "$work/n1" --quiet 'experiments.compound.layers=[0, 1]' '+experiments.speed={repeats: 2}'
+new_units=$(comm -13 "$work/units-before-speed" <(ls "$work/n1/units"))
+echo "$new_units" | grep -q "^speed-"
+if echo "$new_units" | grep -v "^speed-\|^compound-"; then echo "FAIL: more than compound and speed ran" >&2; exit 1; fi
+rm -rf "$work/exports"
+"$bin" query "$work/n1" compound --columns model,corpus --format tsv | tail -n +2 |
+  while IFS=$'\t' read -r model corpus; do
+    "$bin" export "$work/n1" --model "$model" --corpus "$corpus" --out "$work/exports/$model.$corpus" > /dev/null
+  done
+/usr/bin/python3 "$src/tests/experiments/check_routed.py" "$work/n1" "$work/exports"

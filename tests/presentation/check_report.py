@@ -446,6 +446,26 @@ def check_tables(out, store):
     checked.append("tables: layer0, cross_scale, cost_vs_share against all_linear, gates and gate_curve rows")
 
 
+def check_speed(out, store):
+    """The speed section: per model and corpus the compound forward's predicted and measured saving
+    beside compound's Δ% (joined on model, corpus and layer set), then every timed forward."""
+    speed, compound = table(store, "speed"), table(store, "compound")
+    check(speed, "the measure store has no speed rows")
+    rows = list(csv.DictReader(open(f"{out}/csv/speed_predicted_vs_measured.csv")))
+    routed = [s for s in speed if s["forward"] == "compound"]
+    check(len(rows) == len(routed), f"speed_predicted_vs_measured.csv: {len(rows)} rows for {len(routed)}")
+    for r in rows:
+        (s,) = [x for x in routed if (x["model"], x["corpus"], x["layer_set"]) == (r["model"], r["corpus"], r["layers"])]
+        (c,) = [x for x in compound if (x["model"], x["corpus"], x["layer_set"]) == (s["model"], s["corpus"], s["layer_set"])]
+        check(r["compound Δ%"] == f"{c['delta_pct']:+.2f}" and r["Δ% here"] == f"{s['delta_pct']:+.2f}", f"speed row {r}")
+        check(r["predicted saving %"] == f"{s['predicted_saving_pct']:.1f}", f"speed predicted {r}")
+        check(r["measured saving % [min, max]"] ==
+              f"{s['saving_pct']:.1f} [{s['saving_low']:.1f}, {s['saving_high']:.1f}]", f"speed measured {r}")
+    rows = list(csv.DictReader(open(f"{out}/csv/speed_forwards.csv")))
+    check(len(rows) == len(speed), f"speed_forwards.csv: {len(rows)} rows for {len(speed)} speed rows")
+    checked.append(f"speed: {len(routed)} predicted-vs-measured rows joined with compound, {len(speed)} forwards")
+
+
 class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
@@ -464,7 +484,7 @@ class Page(html.parser.HTMLParser):
             check(not v.startswith(("http:", "https:", "//")), f"index.html refers to the network: {v}")
 
 
-def check_page(out, j, store):
+def check_page(binary, out, j, store):
     text = open(f"{out}/index.html", encoding="utf-8").read()
     page = Page()
     page.feed(text)
@@ -482,7 +502,11 @@ def check_page(out, j, store):
     check(run["spec"] in text, "provenance: the spec path from run.json is missing")
     hosts = {json.loads(l).get("host") for l in open(f"{store}/journal.jsonl") if l.startswith("{")}
     check(all(h in text for h in hosts if h), f"provenance: hosts {hosts} missing")
-    committed = len(unit_paths(store))
+    # The units of the store's current plan (a rerun with other parameters leaves the old units'
+    # files beside them): linsweep status's count, no more than the files.
+    committed = json.loads(subprocess.run([binary, "status", store, "--json"], capture_output=True, text=True,
+                                          check=True).stdout)["committed"]
+    check(0 < committed <= len(unit_paths(store)), f"status: {committed} committed for {len(unit_paths(store))} files")
     check(f"{committed} committed" in text, f"provenance: '{committed} committed' missing")
     check("<script" not in text, "index.html has a script")
     checked.append(f"{out}/index.html: {page.svgs} figures inline, {len(csvs)} CSV links, {len(page.links)} links resolve")
@@ -520,11 +544,12 @@ def main():
     check_histograms(out, measure)
     check_token_features(out, measure, src)
     check_tables(out, measure)
-    check_page(out, j, measure)
+    check_speed(out, measure)
+    check_page(binary, out, j, measure)
     out = f"{work}/training"
     j = report(binary, training, out)
     check_training(out, training)
-    check_page(out, j, training)
+    check_page(binary, out, j, training)
     check_brown(binary, src, work)
     for line in checked:
         print(line)

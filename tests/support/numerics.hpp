@@ -3,6 +3,8 @@
 // comes from here, never from a difference observed on one machine.
 #pragma once
 
+#include <c10/core/ScalarType.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +22,20 @@ inline constexpr double kU64 = 0x1p-53;  // unit roundoff of float64
 inline double forward_bound(const ModelConfig& c, double nll) {
   const double width = static_cast<double>(std::max(c.d_model, c.d_ff));
   return 2.0 * (2.0 * static_cast<double>(c.n_layers) + 1.0) * 4.0 * std::sqrt(width) * kU32 * (1.0 + std::abs(nll));
+}
+
+// γ_k(u) = k·u/(1 − k·u): the worst-case relative error of a sum of k products (Higham §3.1).
+inline double gamma_k(double k, double u) { return k * u / (1.0 - k * u); }
+
+// Unit roundoff of a compute dtype's storage (float32, bfloat16 or float16).
+inline double unit_roundoff(at::ScalarType t) { return t == at::kBFloat16 ? 0x1p-8 : t == at::kHalf ? 0x1p-11 : kU32; }
+
+// Per-element error of one product with inner dimension k and a bias, accumulated in float32
+// (float16 products: in float16) and rounded to `t` (docs/numerics.md, "Routed forward"):
+// c_k = γ_{k+1}(u_acc) + 3·u, times |A|·|B| + |b|.
+inline double product_error(double k, at::ScalarType t) {
+  const double u = unit_roundoff(t), u_acc = t == at::kHalf ? u : kU32;
+  return gamma_k(k + 1, u_acc) + (t == at::kFloat ? 0.0 : 3.0 * u);
 }
 
 }  // namespace linsweep::test

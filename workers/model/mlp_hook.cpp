@@ -22,10 +22,11 @@ void MlpHook::use_affine(AffineMap map) {
   map_ = std::move(map);
 }
 
-void MlpHook::use_routed(AffineMap map, RouteFn route) {
+void MlpHook::use_routed(AffineMap map, RouteFn route, RoutedCompute compute) {
   use_affine(std::move(map));
   mode_ = Mode::kRouted;
   route_ = std::move(route);
+  compute_ = compute;
 }
 
 void MlpHook::use_override(OverrideFn fn) {
@@ -46,6 +47,25 @@ at::Tensor MlpHook::affine(const at::Tensor& x) {
   return flat.view(shape);
 }
 
+at::Tensor MlpHook::gathered(const at::Tensor& x, const at::Tensor& mask, const MlpFn& mlp) {
+  const auto d = x.size(-1);
+  if (mask.sizes() != x.sizes().slice(0, x.dim() - 1)) throw ModelError("routed hook: the route's mask is not [B, T]");
+  const at::Tensor routed = mask.reshape({-1});
+  const at::Tensor linear_at = routed.nonzero().squeeze(1);             // positions on the affine map
+  const at::Tensor mlp_at = routed.logical_not().nonzero().squeeze(1);  // positions kept on the MLP
+  if (linear_at.numel() == 0) return mlp(x);
+  if (mlp_at.numel() == 0) return affine(x);
+  const at::Tensor flat = x.reshape({-1, d});
+  const at::Tensor y_mlp = mlp(flat.index_select(0, mlp_at).unsqueeze(0)).squeeze(0);  // [n, d_out]
+  const at::Tensor y_lin = affine(flat.index_select(0, linear_at));                    // [m, d_out]
+  at::Tensor out = at::empty({flat.size(0), y_mlp.size(-1)}, y_mlp.options());
+  out.index_copy_(0, mlp_at, y_mlp);
+  out.index_copy_(0, linear_at, y_lin);
+  auto shape = x.sizes().vec();
+  shape.back() = out.size(1);
+  return out.view(shape);
+}
+
 at::Tensor MlpHook::apply(const at::Tensor& x, const MlpFn& mlp) {
   at::Tensor out;
   at::Tensor y_mlp;
@@ -58,9 +78,13 @@ at::Tensor MlpHook::apply(const at::Tensor& x, const MlpFn& mlp) {
       if (capture_) y_mlp = mlp(x);
       break;
     case Mode::kRouted: {
-      at::Tensor mask = route_(x);  // [B, T] bool
+      const at::Tensor mask = route_(x).to(at::kBool);  // [B, T]
+      if (compute_ == RoutedCompute::kGather && !capture_) {
+        out = gathered(x, mask, mlp);
+        break;
+      }
       y_mlp = mlp(x);
-      out = at::where(mask.unsqueeze(-1).to(at::kBool), affine(x), y_mlp);
+      out = at::where(mask.unsqueeze(-1), affine(x), y_mlp);
       break;
     }
     case Mode::kOverride:

@@ -23,10 +23,19 @@ using RouteFn = std::function<at::Tensor(const at::Tensor& x)>;
 // Full control for training-time variants (e.g. soft gates): returns the layer's MLP output.
 using OverrideFn = std::function<at::Tensor(const at::Tensor& x, const MlpFn& mlp)>;
 
+// How a routed hook computes its output (docs/methods.md, "Routed forward").
+//   kGather: the positions the route keeps on the MLP are gathered, over the whole batch, into
+//     one [1, n, d] input of the MLP, the others into one [m, d] input of the affine map, and
+//     both results are scattered back: each position pays for one of the two, never both.
+//   kSelect: the MLP and the affine map at every position, then a per-position select; the
+//     reference kGather is tested against (they agree to the bound of docs/numerics.md,
+//     "Routed forward").
+enum class RoutedCompute { kGather, kSelect };
+
 // Per-layer hook. Modes: the MLP (default), the affine map everywhere, routed per position,
 // or an override. Capture is independent of the mode and always receives the MLP's own Y
-// (computed even where the output is affine). Not thread safe: owned by one model, which is
-// driven by one thread.
+// (computed even where the output is affine, so a routed hook that captures computes like
+// kSelect). Not thread safe: owned by one model, which is driven by one thread.
 class MlpHook {
  public:
   enum class Mode { kMlp, kAffine, kRouted, kOverride };
@@ -34,7 +43,8 @@ class MlpHook {
   void use_mlp();
   // The map is moved to `x`'s device and dtype on first use.
   void use_affine(AffineMap map);
-  void use_routed(AffineMap map, RouteFn route);
+  // The route is called once per forward pass with the hook's X.
+  void use_routed(AffineMap map, RouteFn route, RoutedCompute compute = RoutedCompute::kGather);
   void use_override(OverrideFn fn);
   void set_capture(CaptureFn fn) { capture_ = std::move(fn); }
   void clear_capture() { capture_ = nullptr; }
@@ -47,8 +57,10 @@ class MlpHook {
 
  private:
   at::Tensor affine(const at::Tensor& x);
+  at::Tensor gathered(const at::Tensor& x, const at::Tensor& mask, const MlpFn& mlp);
 
   Mode mode_ = Mode::kMlp;
+  RoutedCompute compute_ = RoutedCompute::kGather;
   AffineMap map_;
   RouteFn route_;
   OverrideFn override_;

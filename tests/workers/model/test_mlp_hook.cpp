@@ -5,6 +5,7 @@
 
 #include "support/catch.hpp"
 #include "support/fixture_windows.hpp"
+#include "support/numerics.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/corpus/windows.hpp"
 #include "workers/eval/evaluator.hpp"
@@ -70,8 +71,10 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
     CHECK(std::abs(linear / g["ppl_all_linear"].get<double>() - 1) < 1e-5);
     CHECK(std::abs(100 * (linear / base - 1) - g["delta_pct"].get<double>()) < 1e-3);
 
-    // Routing: all-false is the MLP, all-true the surrogate, a checkerboard lies between
-    // and equals an override that computes the same mix by hand.
+    // Routing: all-false is the MLP, all-true the surrogate, a checkerboard lies between:
+    // computed everywhere and selected, it equals an override that computes the same mix by
+    // hand; gathered (the default), it agrees with that to the forward bound (numerics.md,
+    // "Routed forward").
     auto route_with = [&](bool value) {
       lm.model->hook(layer).use_routed({map.weight, map.bias}, [value](const at::Tensor& x) {
         return at::full({x.size(0), x.size(1)}, value, x.options().dtype(at::kBool));
@@ -83,8 +86,11 @@ TEST_CASE("golden: captured MLP I/O, the fitted surrogate and its all-linear PPL
     auto checker = [](const at::Tensor& x) {
       return (at::arange(x.size(1), x.options().dtype(at::kLong)) % 2 == 0).expand({x.size(0), x.size(1)});
     };
-    lm.model->hook(layer).use_routed({map.weight, map.bias}, checker);
+    lm.model->hook(layer).use_routed({map.weight, map.bias}, checker, RoutedCompute::kSelect);
     const double routed = evaluate(*lm.model, eval_w).ppl();
+    lm.model->hook(layer).use_routed({map.weight, map.bias}, checker);
+    const double gathered = evaluate(*lm.model, eval_w).ppl();
+    CHECK(std::abs(std::log(gathered / routed)) <= test::forward_bound(lm.config(), std::log(routed)));
     auto w32 = map.weight.to(at::kFloat), b32 = map.bias.to(at::kFloat);
     lm.model->hook(layer).use_override([&](const at::Tensor& x, const MlpFn& mlp) {
       auto lin = at::addmm(b32, x.reshape({-1, x.size(-1)}), w32).view(x.sizes());

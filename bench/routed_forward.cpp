@@ -1,0 +1,293 @@
+// Where routing wins: a model of a given shape with random weights, scored plainly and with a
+// share of the positions routed to a d×d affine map in some of its layers (MlpHook::use_routed,
+// RoutedCompute::kGather: the MLP runs only on the kept positions). A linear Gate per routed
+// layer, its direction random and its threshold at the quantile that routes `--share` of one
+// window's positions, decides; it is paid at every position, as in a real routed forward.
+// Plain and routed passes alternate after an untimed warm-up of each; per repeat the routed
+// pass is paired with the plain one before it. Prints one JSON line per run (`--json`) or text,
+// and with `--breakdown` the parts of one routed layer timed alone (gate, index lists,
+// gather, MLP on the kept rows, affine map on the others, scatter) against its plain MLP.
+// Usage: bench_routed_forward [--arch gpt2|gpt_neox] [--d D] [--layers L] [--heads H] [--d-ff F]
+//   [--vocab V] [--context T] [--batch B] [--windows W] [--share S] [--every K] [--repeats R]
+//   [--threads N] [--device cpu|cuda] [--dtype float32|bfloat16] [--breakdown] [--json]
+// Defaults: gpt2, GPT-2 Large's shape (1280, 36, 20, 4·d, 50257), T 256, B 2, W 2, S 0.5,
+// every 2nd layer routed, 5 repeats, 2 threads, cpu, float32.
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "experiments/flops.hpp"
+#include "experiments/gate_model.hpp"
+#include "workers/corpus/windows.hpp"
+#include "workers/eval/scoring.hpp"
+#include "workers/machine_info.hpp"
+#include "workers/model/load_model.hpp"
+#include "workers/runtime.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Args {
+  std::string arch = "gpt2", device = "cpu", dtype = "float32";
+  std::int64_t d = 1280, layers = 36, heads = 20, d_ff = 0, vocab = 50257;
+  std::int64_t context = 256, batch = 2, windows = 2, every = 2, repeats = 5;
+  double share = 0.5;
+  int threads = 2;
+  bool breakdown = false, json = false;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  std::map<std::string, std::int64_t*> ints = {
+      {"--d", &a.d},         {"--layers", &a.layers},   {"--heads", &a.heads}, {"--d-ff", &a.d_ff},
+      {"--vocab", &a.vocab}, {"--context", &a.context}, {"--batch", &a.batch}, {"--windows", &a.windows},
+      {"--every", &a.every}, {"--repeats", &a.repeats}};
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (k == "--breakdown") {
+      a.breakdown = true;
+    } else if (k == "--json") {
+      a.json = true;
+    } else if (ints.count(k) != 0 && has_value) {
+      *ints[k] = std::atoll(argv[++i]);
+    } else if (k == "--share" && has_value) {
+      a.share = std::atof(argv[++i]);
+    } else if (k == "--threads" && has_value) {
+      a.threads = std::atoi(argv[++i]);
+    } else if (k == "--arch" && has_value) {
+      a.arch = argv[++i];
+    } else if (k == "--device" && has_value) {
+      a.device = argv[++i];
+    } else if (k == "--dtype" && has_value) {
+      a.dtype = argv[++i];
+    } else {
+      std::fprintf(stderr, "bench_routed_forward: unknown or incomplete option '%s' (see the file's header)\n",
+                   k.c_str());
+      std::exit(2);
+    }
+  }
+  if (a.d_ff == 0) a.d_ff = 4 * a.d;
+  if (!(a.share >= 0 && a.share <= 1) || a.every < 1 || a.repeats < 1 || a.windows < 1 || a.batch < 1) {
+    std::fprintf(stderr,
+                 "bench_routed_forward: --share must be in [0, 1]; --every, --repeats, --windows, --batch >= 1\n");
+    std::exit(2);
+  }
+  return a;
+}
+
+// A linear gate routing where u·x > t: u a random unit direction, t the (1 − share) quantile of
+// u·x over `x` [n, d], built through Gate::load so that it computes as a trained gate does.
+linsweep::Gate quantile_gate(const at::Tensor& x, double share) {
+  const std::int64_t d = x.size(1);
+  at::Tensor u = at::randn({d}, at::kDouble);
+  u /= u.norm();
+  const at::Tensor proj = x.to(at::kCPU, at::kDouble).mv(u);
+  const double t = share >= 1 ? -1e300 : share <= 0 ? 1e300 : at::quantile(proj, 1.0 - share).item<double>();
+  auto array = [](const at::Tensor& v) {
+    const at::Tensor c = v.contiguous();
+    return linsweep::ArrayData{c.sizes().vec(),
+                               std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel())};
+  };
+  linsweep::UnitResult unit;
+  unit.arrays["g/kind"] = {{2}, {0, 0}};
+  unit.arrays["g/scaler/mean"] = array(at::zeros({d}, at::kDouble));
+  unit.arrays["g/scaler/scale"] = array(at::ones({d}, at::kDouble));
+  unit.arrays["g/logistic/weight"] = array(u);
+  unit.arrays["g/logistic/bias"] = {{1}, {-t}};
+  return linsweep::Gate::load(unit, "g");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  linsweep::configure_threads(a.threads);
+  at::manual_seed(0);
+  linsweep::ModelConfig config =
+      linsweep::model_config(a.arch, {.vocab_size = a.vocab,
+                                      .d_model = a.d,
+                                      .n_layers = a.layers,
+                                      .n_heads = a.heads,
+                                      .d_ff = a.d_ff,
+                                      .max_positions = std::max<std::int64_t>(a.context, 1024)});
+  if (a.arch == "gpt_neox") config.rotary_pct = 0.25;  // Pythia's
+  const std::string device = linsweep::resolve_device(a.device);
+  const at::ScalarType dtype = linsweep::parse_compute_dtype(a.dtype);
+  if (dtype == at::kBFloat16 && device == "cpu") linsweep::configure_cpu_bfloat16();
+  const auto t_build = Clock::now();
+  std::shared_ptr<linsweep::LanguageModel> model = linsweep::build_model(config);
+  model->eval();
+  model->to(at::Device(device), dtype);
+  const double build_s = since(t_build);
+  c10::InferenceMode guard;
+  const at::Device dev(device);
+
+  std::vector<linsweep::TokenId> stream(static_cast<std::size_t>(a.windows * a.context));
+  for (auto& t : stream) t = static_cast<linsweep::TokenId>(std::rand() % a.vocab);
+  const linsweep::Windows w = linsweep::make_windows(stream, {0, a.windows * a.context}, a.context, "random tokens");
+
+  // Routed layers: every `every`-th, from the second (layers 1, 3, 5, ... for every 2).
+  std::vector<std::int64_t> routed_layers;
+  for (std::int64_t l = a.every - 1; l < a.layers; l += a.every) routed_layers.push_back(l);
+  std::vector<linsweep::Gate> gates;
+  std::vector<at::Tensor> first_x(static_cast<std::size_t>(a.layers));
+  for (std::int64_t l : routed_layers)
+    model->hook(l).set_capture([&first_x, l](const at::Tensor& x, const at::Tensor&) {
+      first_x[static_cast<std::size_t>(l)] = x.reshape({-1, x.size(-1)}).clone();
+    });
+  model->hidden_states(linsweep::window_ids(w, 0, 1, dev));
+  for (std::int64_t l : routed_layers) {
+    model->hook(l).clear_capture();
+    gates.push_back(quantile_gate(first_x[static_cast<std::size_t>(l)], a.share));
+  }
+  const linsweep::AffineMap map{(at::randn({a.d, a.d}) * 0.02).to(dev, dtype), at::zeros({a.d}).to(dev, dtype)};
+
+  std::vector<double> nll(static_cast<std::size_t>(a.windows));
+  double routed_positions = 0;
+  auto pass = [&](bool routed, bool count) {
+    for (std::size_t k = 0; k < routed_layers.size(); ++k) {
+      linsweep::MlpHook& hook = model->hook(routed_layers[k]);
+      if (!routed) {
+        hook.use_mlp();
+        continue;
+      }
+      hook.use_routed(map, [&, k, count](const at::Tensor& x) {
+        at::Tensor mask = gates[k].route(x);
+        if (count) routed_positions += static_cast<double>(mask.sum().item<std::int64_t>());
+        return mask;
+      });
+    }
+    const auto t0 = Clock::now();
+    for (std::int64_t b = 0; b < a.windows; b += a.batch) {
+      const std::int64_t n = std::min(a.batch, a.windows - b);
+      const at::Tensor ids = linsweep::window_ids(w, b, n, dev);
+      linsweep::score_hidden(*model, model->hidden_states(ids), ids, &nll[static_cast<std::size_t>(b)], nullptr);
+    }
+    return since(t0);
+  };
+  pass(false, false), pass(true, true);  // warm-up; counts the routed positions once
+  std::vector<double> plain_s, routed_s, ratio;
+  for (std::int64_t r = 0; r < a.repeats; ++r) {
+    plain_s.push_back(pass(false, false));
+    routed_s.push_back(pass(true, false));
+    ratio.push_back(routed_s.back() / plain_s.back());
+  }
+  const double share = routed_positions / static_cast<double>(routed_layers.size() * a.windows * a.context);
+  const double per_routed = linsweep::mlp_flops(config) - linsweep::surrogate_flops(config);
+  const double gate = linsweep::gate_flops(linsweep::GateVariant{}, config);
+  const double predicted =
+      static_cast<double>(routed_layers.size()) * (share * per_routed - gate) / linsweep::model_flops(config);
+  const double tokens = static_cast<double>(a.windows * a.context);
+  const linsweep::MachineInfo machine = linsweep::machine_info(device);
+  nlohmann::json j = {{"arch", a.arch},
+                      {"d", a.d},
+                      {"layers", a.layers},
+                      {"heads", a.heads},
+                      {"d_ff", a.d_ff},
+                      {"vocab", a.vocab},
+                      {"context", a.context},
+                      {"batch", a.batch},
+                      {"windows", a.windows},
+                      {"routed_layers", routed_layers.size()},
+                      {"share", share},
+                      {"device", device},
+                      {"dtype", a.dtype},
+                      {"threads", a.threads},
+                      {"build_s", build_s},
+                      {"plain_s", plain_s},
+                      {"routed_s", routed_s},
+                      {"plain_tokens_per_s", tokens / median(plain_s)},
+                      {"routed_tokens_per_s", tokens / median(routed_s)},
+                      {"ratio_median", median(ratio)},
+                      {"ratio_min", *std::min_element(ratio.begin(), ratio.end())},
+                      {"ratio_max", *std::max_element(ratio.begin(), ratio.end())},
+                      {"measured_saving_pct", 100.0 * (1.0 - median(ratio))},
+                      {"predicted_saving_pct", 100.0 * predicted},
+                      {"machine", machine.machine},
+                      {"kernels", machine.kernels}};
+
+  if (a.breakdown) {  // one routed layer's parts, timed alone on one batch's X
+    const std::int64_t l = routed_layers[routed_layers.size() / 2];
+    const linsweep::Gate& g = gates[routed_layers.size() / 2];
+    std::map<std::string, std::vector<double>> parts;
+    const int reps = 5;
+    model->hook(l).use_override([&](const at::Tensor& x, const linsweep::MlpFn& mlp) {
+      auto timed = [&](const std::string& name, const auto& fn) {
+        fn();  // warm
+        for (int i = 0; i < reps; ++i) {
+          const auto t0 = Clock::now();
+          fn();
+          if (x.is_cuda()) at::zeros({1}, x.options()).item<float>();  // waits for the device
+          parts[name].push_back(since(t0));
+        }
+      };
+      const at::Tensor flat = x.reshape({-1, x.size(-1)});
+      const at::Tensor mask = g.route(x).reshape({-1});
+      const at::Tensor lin_at = mask.nonzero().squeeze(1), mlp_at = mask.logical_not().nonzero().squeeze(1);
+      const at::Tensor kept = flat.index_select(0, mlp_at).unsqueeze(0), other = flat.index_select(0, lin_at);
+      const at::Tensor y_kept = mlp(kept).squeeze(0);
+      const at::Tensor y_other = at::addmm(map.bias, other, map.weight);
+      at::Tensor out = at::empty_like(flat);
+      timed("mlp, every position", [&] { return mlp(x); });
+      timed("gate logits and mask", [&] { return g.route(x); });
+      timed("index lists (nonzero)", [&] { return mask.nonzero(), mask.logical_not().nonzero(); });
+      timed("gather (index_select)", [&] { return flat.index_select(0, mlp_at), flat.index_select(0, lin_at); });
+      timed("mlp, kept positions", [&] { return mlp(kept); });
+      timed("affine map, routed positions", [&] { return at::addmm(map.bias, other, map.weight); });
+      timed("scatter (index_copy_)",
+            [&] { return out.index_copy_(0, mlp_at, y_kept).index_copy_(0, lin_at, y_other); });
+      timed("routed hook, whole", [&] {
+        linsweep::MlpHook h;
+        h.use_routed(map, [&g](const at::Tensor& t) { return g.route(t); });
+        return h.apply(x, mlp);
+      });
+      return mlp(x);
+    });
+    model->hidden_states(linsweep::window_ids(w, 0, std::min(a.batch, a.windows), dev));
+    model->hook(l).use_mlp();
+    nlohmann::json b = nlohmann::json::object();
+    for (const auto& [name, s] : parts) b[name] = median(s);
+    j["breakdown_layer"] = l;
+    j["breakdown_rows"] = std::min(a.batch, a.windows) * a.context;
+    j["breakdown_s"] = b;
+  }
+  if (a.json) {
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s d=%lld L=%lld heads=%lld d_ff=%lld vocab=%lld; %lld windows of %lld, batch %lld; %s %s, %d threads\n",
+              a.arch.c_str(), static_cast<long long>(a.d), static_cast<long long>(a.layers),
+              static_cast<long long>(a.heads), static_cast<long long>(a.d_ff), static_cast<long long>(a.vocab),
+              static_cast<long long>(a.windows), static_cast<long long>(a.context), static_cast<long long>(a.batch),
+              device.c_str(), a.dtype.c_str(), a.threads);
+  std::printf("routed: %zu layers, %.1f%% of their positions; plain %.0f tokens/s, routed %.0f tokens/s\n",
+              routed_layers.size(), 100 * share, tokens / median(plain_s), tokens / median(routed_s));
+  std::printf(
+      "routed/plain: median %.3f [%.3f, %.3f] over %lld paired repeats; saving measured %.1f%%, predicted %.1f%%\n",
+      median(ratio), *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()),
+      static_cast<long long>(a.repeats), 100.0 * (1.0 - median(ratio)), 100.0 * predicted);
+  if (a.breakdown)
+    for (const auto& [name, s] : j["breakdown_s"].items())
+      std::printf("  layer %lld, %s: %.2f ms\n", static_cast<long long>(j["breakdown_layer"].get<std::int64_t>()),
+                  name.c_str(), 1e3 * s.get<double>());
+  std::printf("%s; %s\n", machine.machine.c_str(), machine.kernels.c_str());
+  return 0;
+}
