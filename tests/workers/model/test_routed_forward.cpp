@@ -67,6 +67,17 @@ Reference reference(const at::Tensor& x_in, const at::Tensor& mask, const MlpWei
   return {at::where(routed, x.mm(w) + b, a.mm(m.w2) + m.b2), at::where(routed, e_lin, e_mlp)};
 }
 
+// Whether a bfloat16 product on `device` accumulates in float32, as the bound assumes: 1 plus
+// 256 terms of 2⁻⁹ is 1.5 in float32 but stays 1 when every partial sum is rounded to bfloat16
+// (ATen's fallback GEMM on a CPU without oneDNN's bfloat16 kernels, e.g. AVX2 only). Shaped like
+// the hook's own addmm: a matrix-vector product may take another kernel.
+bool accumulates_in_float32(const std::string& device) {
+  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(device);
+  const at::Tensor a = at::cat({at::ones({64, 1}, opts), at::full({64, 256}, 0x1p-9, opts)}, 1);
+  const at::Tensor y = at::addmm(at::zeros({64}, opts), a, at::ones({257, 64}, opts));
+  return y[0][0].item<double>() == 1.5;
+}
+
 // max |a − b| / bound over elements (≤ 1 means within the bound).
 double bound_ratio(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bound) {
   const at::Tensor diff = (a.reshape(bound.sizes()).to(at::kCPU, at::kDouble) - b.reshape(bound.sizes())).abs();
@@ -131,8 +142,14 @@ TEST_CASE("routed forward: gathering skips the MLP where routed and agrees with 
       CHECK(routed_positions > positions / 4);
       CHECK(routed_positions < 3 * positions / 4);
       CHECK(mlp_rows == positions - routed_positions);  // the MLP saw only the kept positions
-      CHECK(worst_gather <= 1.0);
-      CHECK(worst_select <= 1.0);
+      if (lm.dtype == at::kFloat || accumulates_in_float32(device)) {
+        CHECK(worst_gather <= 1.0);
+        CHECK(worst_select <= 1.0);
+      } else {
+        WARN(
+            "bfloat16 products accumulate in bfloat16 here: the float64 reference's bound does not apply; "
+            "gather against select only");
+      }
       CHECK(worst_pair <= 1.0);
       model.reset_hooks();
     }
