@@ -1,6 +1,8 @@
 // The demo's model sizes and training budgets, chosen so that all nine train in a few minutes on two cores.
 #include "demo/demo_recipes.hpp"
 
+#include "experiments/flops.hpp"
+
 namespace linsweep {
 namespace {
 
@@ -21,13 +23,13 @@ struct Family {
 constexpr Family kFamilies[] = {{"gpt2", "gpt2"}, {"gpt_neox", "neox"}, {"llama", "llama"}};
 
 ModelConfig family_config(const Family& f, const Size& s, std::int64_t vocab, std::int64_t eos) {
-  const bool gated = f.architecture == std::string("llama");
   ModelConfig c = model_config(f.architecture, {.vocab_size = vocab,
                                                 .d_model = s.d,
                                                 .n_layers = s.layers,
                                                 .n_heads = s.d / 16,
-                                                .d_ff = gated ? s.gated_ff : 4 * s.d,
+                                                .d_ff = 4 * s.d,
                                                 .max_positions = 256});
+  if (c.gated_mlp) c.d_ff = s.gated_ff;  // the architecture's own MLP form decides
   c.eos_token_id = eos;
   // Untied output layers throughout (GPT2LMHeadModel with tie_word_embeddings false): with tied
   // embeddings these small GPT-2 models learned far more slowly than the NeoX ones in the same
@@ -54,9 +56,8 @@ nlohmann::json DemoModelRecipe::fingerprint(const std::string& data_fingerprint)
 }
 
 double DemoModelRecipe::cost_per_token() const {
-  const double d = static_cast<double>(config.d_model), f = static_cast<double>(config.d_ff);
-  const double per_layer = 4 * d * d + (config.gated_mlp ? 3 : 2) * d * f;
-  return 6.0 * (static_cast<double>(config.n_layers) * per_layer + static_cast<double>(config.vocab_size) * d);
+  // A training step: the forward's products and a backward pass of twice their cost.
+  return 3.0 * model_flops(config);
 }
 
 std::vector<DemoModelRecipe> demo_model_recipes(std::int64_t vocab_size, std::int64_t eos) {

@@ -23,8 +23,8 @@ struct DemoModelRecipe {
   PretrainOptions training;
   // Everything that decides the weights: a model trained for another recipe is retrained.
   nlohmann::json fingerprint(const std::string& data_fingerprint) const;
-  // Rough FLOPs per training token (6 · (non-embedding parameters + vocab · d)), to order
-  // and weigh the training jobs.
+  // FLOPs per training token, 3 · model_flops (experiments/flops.hpp: the products with
+  // weights, forward, and a backward pass of twice that), to order and weigh the training jobs.
   double cost_per_token() const;
 };
 

@@ -22,6 +22,9 @@ import regex
 import sentencepiece as spm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+import gpt2_bytes  # noqa: E402
+
 NEOX = os.path.join(HERE, "..", "..", "data", "models", "tiny-neox", "tokenizer.json")
 
 TEXTS = {
@@ -57,19 +60,7 @@ def tokenize(linsweep, model_dir, text_path, *flags):
 
 # --- the BPE reference -------------------------------------------------------------------------
 
-def byte_map():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
-
-
-BYTES = byte_map()
+BYTES = gpt2_bytes.byte_to_char()
 
 
 def split_isolated(pattern, text):
