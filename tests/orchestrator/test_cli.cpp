@@ -53,7 +53,7 @@ void edit_header(const std::string& path, const std::function<void(nlohmann::jso
 
 }  // namespace
 
-TEST_CASE("eval, tokenize and inspect give the reference results") {
+TEST_CASE("eval, tokenize and inspect give the reference results", "[reference]") {
   const std::string model = test::model_dir("tiny-gpt2");
   Run r = run("eval --model " + q(model) + " --corpus " + q(test::tokens_file("tiny-gpt2")) +
               " --start 0 --tokens 256 --context 32 --json");
