@@ -1,9 +1,10 @@
 // `token_context`: how much of a gate's signal is the token itself. The residual stream r
 // entering block ℓ is the token component e (token + position embedding) plus the context
 // component c = r − e that the earlier blocks added. Linear gates on X (the MLP's input), on r,
-// e and c, on the paper's X − e, a per-token lookup baseline and a random baseline, with AUCs on
-// a seeded hold-out of the gate split; and the sizes of r, e and c and cos(e, c) in the residual
-// space (docs/methods.md, "Token vs context").
+// e and c, on the paper's X − e, per-token lookup baselines (by the token δ scores, as the paper
+// keys tokens, and by the input token) and a random baseline, with AUCs on a seeded hold-out of
+// the gate split; and the sizes of r, e and c and cos(e, c) in the residual space
+// (docs/methods.md, "Token vs context").
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -75,7 +76,9 @@ const TableDef<TokenContextRow>& token_context_table() {
       TableDef<TokenContextRow>("token_context", "one row per model, corpus, layer and feature set")
           .key("model", &TokenContextRow::model)
           .key("layer", &TokenContextRow::layer)
-          .key("variant", &TokenContextRow::variant, "X, r, e, c, paper, token_lookup or random")
+          .key("variant", &TokenContextRow::variant,
+               "X, r, e, c, paper, token_lookup (by the predicted token), token_lookup_input (by the input "
+               "token) or random")
           .key("auc", &TokenContextRow::auc, "hold-out AUC")
           .added("corpus", &TokenContextRow::corpus)
           .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
@@ -134,6 +137,27 @@ std::pair<at::Tensor, at::Tensor> residual_components(LanguageModel& model, cons
   return {at::cat(e, 0).reshape({-1, d}), at::cat(r, 0).reshape({-1, d})};
 }
 
+// The hold-out rows' scores of a per-token lookup: the share of positive labels among the
+// training rows with the same token in `key_tokens`, or among all training rows for a token
+// they never show.
+std::vector<double> token_lookup(const std::vector<std::int32_t>& key_tokens, const std::vector<std::uint8_t>& labels,
+                                 const HoldoutSplit& hs) {
+  std::map<std::int32_t, std::pair<double, double>> rate;  // token -> (positives, count)
+  double positives = 0;
+  for (auto i : hs.train) {
+    auto& r = rate[key_tokens[static_cast<std::size_t>(i)]];
+    r.first += labels[static_cast<std::size_t>(i)], r.second += 1;
+    positives += labels[static_cast<std::size_t>(i)];
+  }
+  const double overall = hs.train.empty() ? 0.5 : positives / static_cast<double>(hs.train.size());
+  std::vector<double> out;
+  for (auto i : hs.holdout) {
+    auto it = rate.find(key_tokens[static_cast<std::size_t>(i)]);
+    out.push_back(it == rate.end() ? overall : it->second.first / it->second.second);
+  }
+  return out;
+}
+
 UnitResult run_token_context(const ExperimentInput& in) {
   const auto p = in.params.get<TokenContextUnitParams>();
   const std::int64_t layer = p.layer;
@@ -148,10 +172,16 @@ UnitResult run_token_context(const ExperimentInput& in) {
     throw StorageError(in.unit_id + ": captured X has width " + std::to_string(rows.x.size(1)) + ", the model " +
                            std::to_string(in.model->config().d_model),
                        ExitCode::kBadInput);
-  for (auto id : rows.token_ids)
-    if (id < 0 || id >= in.model->config().vocab_size)
-      throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary",
-                         ExitCode::kBadInput);
+  if (rows.next_token_ids.size() != rows.token_ids.size())
+    throw StorageError(in.unit_id +
+                           ": the lookup by the predicted token needs the capture's next_token_ids, which its shards "
+                           "lack; run the sweep into a new store",
+                       ExitCode::kBadInput);
+  for (const auto* ids : {&rows.token_ids, &rows.next_token_ids})
+    for (auto id : *ids)
+      if (id < 0 || id >= in.model->config().vocab_size)
+        throw StorageError(in.unit_id + ": captured token id " + std::to_string(id) + " is outside the vocabulary",
+                           ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
   const at::Tensor windows = captured_window_ids(rows);
   const auto [e, r] = residual_components(*in.model, windows, layer, std::max<std::int64_t>(in.batch, 1));
@@ -184,36 +214,28 @@ UnitResult run_token_context(const ExperimentInput& in) {
     const Gate g = Gate::train(GateVariant{}, rows_of(features, hs.train), y_train, training);
     add(name, to_vector(g.logits(rows_of(features, hs.holdout))));
   }
-  // Lookup: each token's label rate on the training rows; unseen tokens get the overall rate.
-  std::map<std::int32_t, std::pair<double, double>> rate;  // token -> (positives, count)
-  double positives = 0;
-  for (auto i : hs.train) {
-    auto& r = rate[rows.token_ids[static_cast<std::size_t>(i)]];
-    r.first += labels[static_cast<std::size_t>(i)], r.second += 1;
-    positives += labels[static_cast<std::size_t>(i)];
-  }
-  const double overall = hs.train.empty() ? 0.5 : positives / static_cast<double>(hs.train.size());
-  std::vector<double> lookup, random;
+  // Lookups: each token's label rate on the training rows, the token being the one δ scores
+  // (at t + 1, the paper's key) or the input token (at t); unseen tokens get the overall rate.
+  add("token_lookup", token_lookup(rows.next_token_ids, labels, hs));
+  add("token_lookup_input", token_lookup(rows.token_ids, labels, hs));
+  std::vector<double> random;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (auto i : hs.holdout) {
-    auto it = rate.find(rows.token_ids[static_cast<std::size_t>(i)]);
-    lookup.push_back(it == rate.end() ? overall : it->second.first / it->second.second);
-    random.push_back(uniform(rng));
-  }
-  add("token_lookup", lookup);
+  for (std::size_t i = 0; i < hs.holdout.size(); ++i) random.push_back(uniform(rng));
   add("random", random);
 
   UnitResult out = unit_result(in);
   out.tables.push_back(token_context_table().table(out_rows));
-  // Per row: ‖r‖, ‖e‖, ‖c‖; and r of the first window, so that another implementation of the
-  // architecture can check the stream itself.
+  // Per row: ‖r‖, ‖e‖, ‖c‖; r of the first window, so that another implementation of the
+  // architecture can check the stream itself; and the hold-out rows, so that it can check the AUCs.
   const std::string key = "token_context/" + in.model_name + "/" + in.corpus_name + "/layer" + std::to_string(layer);
   const std::int64_t n = rows.size(), per_window = windows.size(1);
   out.arrays[key + "/r_norm"] = {{n}, to_vector(r_norms)};
   out.arrays[key + "/e_norm"] = {{n}, to_vector(e_norms)};
   out.arrays[key + "/c_norm"] = {{n}, to_vector(c_norms)};
   out.arrays[key + "/r_first_window"] = {{per_window, r.size(1)}, to_vector(r.slice(0, 0, per_window))};
+  out.arrays[key + "/holdout"] = {{static_cast<std::int64_t>(hs.holdout.size())},
+                                  std::vector<double>(hs.holdout.begin(), hs.holdout.end())};
   return out;
 }
 
@@ -242,7 +264,9 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
                  "on its token component e and its context c = r − e, and on the paper's X − e",
                  {"model", "corpus", "layer"},
                  {},
-                 "Norms and the cosine are of the residual stream: r = e + c.",
+                 "Norms and the cosine are of the residual stream: r = e + c. token_lookup: each token's "
+                 "label rate on the training rows, the token being the one δ scores (t + 1); "
+                 "token_lookup_input: the input token (t).",
                  "Table 4"};
   for (const auto& v : variants) rt.headers.push_back("AUC " + v);
   for (const char* h : {"‖r‖", "‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
@@ -271,8 +295,8 @@ void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
   for (const auto& [model, fig] : figures)
     out->push_back({"token_context_" + safe_name(model), fig.render(), "Token against context: gate AUC per layer",
                     "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, on the residual r "
-                    "entering the block, on e and c = r − e, on the paper's X − e, of a per-token lookup and of a "
-                    "random score.",
+                    "entering the block, on e and c = r − e, on the paper's X − e, of per-token lookups (by the "
+                    "predicted token and by the input token) and of a random score.",
                     model, ""});
 }
 

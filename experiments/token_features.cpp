@@ -3,8 +3,9 @@
 // word, number, punctuation, other) and, on Brown corpora, by part of speech (the reader keeps
 // the tags), and the R² of least-squares regressions of δ on per-token features (log frequency,
 // length, position, whitespace prefix, word continuation, the model's next-token entropy and
-// surprisal, the class, the part of speech), in sample and on held-out windows. Fig. 4 and the
-// token-feature regression table are this file's.
+// surprisal, the class, the part of speech), in sample and on held-out windows. The token is
+// the one δ_t scores, at t + 1, as the paper's analyses key tokens (`key: predicted`), or the
+// input token at t (`key: input`). Fig. 4 and the token-feature regression table are this file's.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
@@ -39,11 +40,16 @@ namespace {
 
 struct TokenFeaturesParams {
   nlohmann::json layers = "all";
+  std::string key = "predicted";
 };
 
 const ParamSchema<TokenFeaturesParams>& token_features_schema() {
-  static const ParamSchema<TokenFeaturesParams> s = ParamSchema<TokenFeaturesParams>().layers(
-      "layers", &TokenFeaturesParams::layers, "layers to describe (`all`: the sweep's)");
+  static const ParamSchema<TokenFeaturesParams> s =
+      ParamSchema<TokenFeaturesParams>()
+          .layers("layers", &TokenFeaturesParams::layers, "layers to describe (`all`: the sweep's)")
+          .add("key", &TokenFeaturesParams::key, one_of({"predicted", "input"}),
+               "the token whose features describe δ_t: predicted (at t + 1, the one δ scores; the paper's) or "
+               "input (at t)");
   return s;
 }
 
@@ -51,8 +57,11 @@ struct TokenFeaturesUnitParams {
   Split split;  // gate
   std::int64_t context = 0;
   std::vector<std::int64_t> layers;
+  std::string key;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenFeaturesUnitParams, split, context, layers)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenFeaturesUnitParams, split, context, layers, key)
+
+constexpr const char* kKeyDoc = "the token described: predicted (at t + 1, the one δ scores) or input (at t)";
 
 struct TokenClassRow {
   std::string model, corpus;
@@ -60,6 +69,7 @@ struct TokenClassRow {
   std::string scheme, category;
   std::int64_t count = 0;
   double mean_delta = 0, sd_delta = 0;
+  std::string key;
 };
 
 const TableDef<TokenClassRow>& token_classes_table() {
@@ -73,7 +83,8 @@ const TableDef<TokenClassRow>& token_classes_table() {
           .key("category", &TokenClassRow::category)
           .column("count", &TokenClassRow::count, "scored positions of the category")
           .column("mean_delta", &TokenClassRow::mean_delta, "mean δ (nats)")
-          .column("sd_delta", &TokenClassRow::sd_delta, "standard deviation of δ (population, nats)");
+          .column("sd_delta", &TokenClassRow::sd_delta, "standard deviation of δ (population, nats)")
+          .added("key", &TokenClassRow::key, kKeyDoc);
   return t;
 }
 const TableRegistrar kTokenClassesTable{token_classes_table().schema()};
@@ -84,6 +95,7 @@ struct TokenRegressionRow {
   std::string feature;
   double r2 = 0, r2_holdout = 0, pearson_r = 0;
   std::int64_t predictors = 0, samples = 0;
+  std::string key;
 };
 
 const TableDef<TokenRegressionRow>& token_regression_table() {
@@ -100,7 +112,8 @@ const TableDef<TokenRegressionRow>& token_regression_table() {
           .column("pearson_r", &TokenRegressionRow::pearson_r,
                   "Pearson r with δ (NaN for categorical features and all)")
           .column("predictors", &TokenRegressionRow::predictors, "regression columns besides the intercept")
-          .column("samples", &TokenRegressionRow::samples, "scored positions");
+          .column("samples", &TokenRegressionRow::samples, "scored positions")
+          .added("key", &TokenRegressionRow::key, kKeyDoc);
   return t;
 }
 const TableRegistrar kTokenRegressionTable{token_regression_table().schema()};
@@ -109,12 +122,12 @@ void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
   for_each_capture(b, p.layers,
                    [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
                        const std::vector<std::int64_t>& layers) {
-                     b.add_with_inputs(Unit{
-                         .kind = "token_features",
-                         .model = m.name,
-                         .corpus = corpus,
-                         .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(), b.sweep().context, layers},
-                         .deps = {capture}});
+                     b.add_with_inputs(Unit{.kind = "token_features",
+                                            .model = m.name,
+                                            .corpus = corpus,
+                                            .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(),
+                                                                              b.sweep().context, layers, p.key},
+                                            .deps = {capture}});
                    });
 }
 
@@ -256,6 +269,7 @@ struct Features {
   std::vector<std::vector<double>> columns;  // one per name
   std::vector<double> token_class, pos;      // category indices (pos: −1 without a tag; empty off Brown)
   std::vector<std::uint8_t> holdout;         // window mod 10 ≥ 7
+  std::string key;                           // the described token: predicted or input
 };
 
 Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& p, const DeltaRows& rows) {
@@ -278,17 +292,22 @@ Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& 
     return it != text.end() ? it->second : text.emplace(id, tok.decode({id})).first->second;
   };
   Features f;
+  f.key = p.key;
   f.names = {"log frequency",      "length",   "position", "whitespace prefix", "word continuation",
              "next-token entropy", "surprisal"};
   f.columns.assign(f.names.size(), {});
   const std::int64_t per = p.context - 1;
+  // The described token: the one δ_t scores (t + 1, inside the window: rows are t ≤ T − 2) or t.
+  const std::int64_t shift = p.key == "predicted" ? 1 : 0;
   for (std::size_t r = 0; r < rows.delta.size(); ++r) {
-    const std::int64_t at = p.split.start + rows.window[r] * p.context + rows.position[r];
-    if (at < 0 || at >= static_cast<std::int64_t>(stream.size()) ||
-        stream[static_cast<std::size_t>(at)] != rows.token_ids[r])
+    const std::int64_t input_at = p.split.start + rows.window[r] * p.context + rows.position[r];
+    const std::int64_t at = input_at + shift;
+    if (input_at < 0 || at >= static_cast<std::int64_t>(stream.size()) ||
+        stream[static_cast<std::size_t>(input_at)] != rows.token_ids[r])
       throw InputError(in.unit_id + ": captured row " + std::to_string(r) +
                        " is not the stream's token (the corpus changed?)");
-    const std::string& t = text_of(rows.token_ids[r]);
+    const TokenId token = stream[static_cast<std::size_t>(at)];
+    const std::string& t = text_of(token);
     const std::size_t cls = token_class(t);
     const bool space = !t.empty() && std::isspace(static_cast<unsigned char>(t[0]));
     std::size_t core = 0;
@@ -296,7 +315,7 @@ Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& 
     const std::string& prev = at > 0 ? text_of(stream[static_cast<std::size_t>(at - 1)]) : std::string();
     const bool continuation = cls == 0 && !prev.empty() && letter(static_cast<unsigned char>(prev.back()));
     const auto k = static_cast<std::size_t>(rows.window[r] * per + rows.position[r]);
-    const double values[] = {std::log(count[rows.token_ids[r]] / static_cast<double>(stream.size())),
+    const double values[] = {std::log(count[token] / static_cast<double>(stream.size())),
                              static_cast<double>(t.size() - core),
                              static_cast<double>(rows.position[r]),
                              space ? 1.0 : 0.0,
@@ -385,7 +404,8 @@ std::vector<TokenRegressionRow> regressions(const ExperimentInput& in, std::int6
                    .r2_holdout = r2_of(cols, delta, train, f.holdout),
                    .pearson_r = r,
                    .predictors = static_cast<std::int64_t>(cols.size()),
-                   .samples = static_cast<std::int64_t>(delta.size())});
+                   .samples = static_cast<std::int64_t>(delta.size()),
+                   .key = f.key});
   };
   std::vector<const std::vector<double>*> every;
   for (std::size_t j = 0; j < f.names.size(); ++j) {
@@ -409,7 +429,7 @@ std::vector<TokenRegressionRow> regressions(const ExperimentInput& in, std::int6
 }
 
 // Count, mean and population standard deviation of δ per category index.
-void category_rows(const ExperimentInput& in, std::int64_t layer, const std::string& scheme,
+void category_rows(const ExperimentInput& in, std::int64_t layer, const std::string& key, const std::string& scheme,
                    const std::vector<std::string>& names, const std::vector<double>& index,
                    const std::vector<double>& delta, std::vector<TokenClassRow>* out) {
   for (std::size_t c = 0; c < names.size(); ++c) {
@@ -425,7 +445,8 @@ void category_rows(const ExperimentInput& in, std::int64_t layer, const std::str
                     .category = names[c],
                     .count = static_cast<std::int64_t>(n),
                     .mean_delta = mean,
-                    .sd_delta = std::sqrt(std::max(0.0, sq / n - mean * mean))});
+                    .sd_delta = std::sqrt(std::max(0.0, sq / n - mean * mean)),
+                    .key = key});
   }
 }
 
@@ -443,8 +464,8 @@ UnitResult run_token_features(const ExperimentInput& in) {
       throw StorageError(in.unit_id + ": layer " + std::to_string(layer) + "'s rows are other positions than layer " +
                              std::to_string(p.layers.front()) + "'s",
                          ExitCode::kBadInput);
-    category_rows(in, layer, "class", kClasses, f.token_class, rows.delta, &classes);
-    if (!f.pos.empty()) category_rows(in, layer, "pos", kPos, f.pos, rows.delta, &classes);
+    category_rows(in, layer, f.key, "class", kClasses, f.token_class, rows.delta, &classes);
+    if (!f.pos.empty()) category_rows(in, layer, f.key, "pos", kPos, f.pos, rows.delta, &classes);
     const auto r = regressions(in, layer, f, rows.delta);
     fits.insert(fits.end(), r.begin(), r.end());
   }
@@ -466,20 +487,24 @@ void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out
   auto fits = token_regression_table().rows(tables);
   if (fits.empty()) return;
   std::vector<std::string> features;
-  std::map<std::tuple<std::string, std::string, std::int64_t>, std::map<std::string, const TokenRegressionRow*>> lines;
+  std::map<std::tuple<std::string, std::string, std::string, std::int64_t>,
+           std::map<std::string, const TokenRegressionRow*>>
+      lines;
   for (const auto& r : fits) {
     if (std::find(features.begin(), features.end(), r.feature) == features.end()) features.push_back(r.feature);
-    lines[{r.model, r.corpus, r.layer}][r.feature] = &r;
+    lines[{r.model, r.corpus, r.key, r.layer}][r.feature] = &r;
   }
   ReportTable t{
       "token_regression",
       "Token features: R² of δ regressed on each feature alone and on all of them (in sample / held-out windows)",
-      {"model", "corpus", "layer", "positions"},
+      {"model", "corpus", "token", "layer", "positions"},
       {},
-      "R² in sample / on held-out windows (window mod 10 ≥ 7, fitted on the others); r: Pearson with δ"};
+      "R² in sample / on held-out windows (window mod 10 ≥ 7, fitted on the others); r: Pearson with δ. "
+      "token: the token whose features describe δ_t, predicted (t + 1, the one δ scores) or input (t)"};
   for (const auto& name : features) t.headers.push_back(name);
   for (const auto& [key, by_feature] : lines) {
-    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key)),
+    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                                    std::to_string(std::get<3>(key)),
                                     std::to_string(by_feature.begin()->second->samples)};
     for (const auto& name : features) {
       auto it = by_feature.find(name);
@@ -500,11 +525,11 @@ void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out
 // corpora, one by part of speech × layer.
 void token_features_figures(const FigureInput& in, std::vector<Figure>* out) {
   const auto rows = token_classes_table().rows(in.tables);
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<const TokenClassRow*>> maps;
-  for (const auto& r : rows) maps[{r.model, r.corpus, r.scheme}].push_back(&r);
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<const TokenClassRow*>> maps;
+  for (const auto& r : rows) maps[{r.model, r.corpus, r.scheme, r.key}].push_back(&r);
   std::map<std::string, SvgFigure> figures;
   for (const auto& [key, cells] : maps) {
-    const auto& [model, corpus, scheme] = key;
+    const auto& [model, corpus, scheme, token] = key;
     const std::vector<std::string>& order = scheme == "pos" ? kPos : kClasses;
     std::vector<std::string> row_names;
     std::set<std::int64_t> layers;
@@ -523,8 +548,9 @@ void token_features_figures(const FigureInput& in, std::vector<Figure>* out) {
       const auto l = std::distance(layers.begin(), layers.find(c->layer));
       values[static_cast<std::size_t>(r)][static_cast<std::size_t>(l)] = c->mean_delta;
     }
-    SvgHeatmap map(corpus + (scheme == "pos" ? ": by part of speech (Brown tags)" : ": by token class"), "layer",
-                   "mean δ (nats)");
+    SvgHeatmap map(corpus + (scheme == "pos" ? ": by part of speech (Brown tags)" : ": by token class") + " of the " +
+                       (token == "input" ? "input token" : "predicted token"),
+                   "layer", "mean δ (nats)");
     map.set_cells(row_names, columns, values);
     figures.try_emplace(model, "Mean δ by token category and layer: " + model, 2).first->second.add(map);
   }
@@ -532,7 +558,8 @@ void token_features_figures(const FigureInput& in, std::vector<Figure>* out) {
     out->push_back({"fig4_token_categories_" + safe_name(model), fig.render(),
                     "Mean δ by token category and layer: " + model,
                     "Mean loss change δ (nats) on the gate split when the layer's MLP is replaced by its surrogate, "
-                    "by the token's class and, on Brown corpora, by its word's part of speech; the token-feature "
+                    "by the class of the token it scores (or, with key: input, of the input token) and, on Brown "
+                    "corpora, by its word's part of speech; the token-feature "
                     "regression table gives how little of δ's variance such features explain.",
                     "", "Fig. 4"});
 }

@@ -3,7 +3,8 @@
 stored activations (read with h5py; no project code).
 
 Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compound token_context
-                                                auc_intervals gate_curves window_nll; default all)
+                                                token_keys auc_intervals gate_curves window_nll;
+                                                default all)
   gate (linear):   threshold and labels; StandardScaler; LogisticRegression(C=1.0, tol=1e-10,
                    max_iter=10000, solver="newton-cg") coefficients within relative 1e-4
                    (max |Δ| / max |w|); the stored hold-out AUC equals roc_auc_score within 1e-9.
@@ -24,6 +25,9 @@ Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compo
   token_context:   the residual stream entering each block, per-row ‖r‖, ‖e‖, ‖c‖ and their means
                    against tests/support/reference_forward.py (float64 torch from the checkpoints,
                    no project code) within 1e-5 relative; captured X against its MLP input at r
+  token keys:      token_context's lookup AUCs by the predicted and by the input token, and
+                   token_features' log frequency (npy corpora) of the token its `key` names, with
+                   its Pearson r with δ
   compound:        FLOPs saved recomputed from each model's config.json (d, d_ff, L, V), the share
                    routed and the chosen gates' variants, within relative 1e-12
   gate baselines:  each threshold-curve point's share from numpy logits of the stored chosen gate
@@ -272,7 +276,8 @@ def check_token_context():
     count, refs = 0, {}
     for f, prov, rows, key in layer_units("token_context", "token_context", "token_context"):
         layer, model = prov["params"]["layer"], rows["model"][0].decode()
-        assert sorted(v.decode() for v in rows["variant"]) == sorted(["X", "r", "e", "c", "paper", "token_lookup", "random"])
+        assert sorted(v.decode() for v in rows["variant"]) == sorted(["X", "r", "e", "c", "paper", "token_lookup",
+                                                                      "token_lookup_input", "random"])
         ref = refs.setdefault(model, ReferenceModel(spec_model_dir(model)))
         x, _, tok = captured(prov["deps"][0], "gate", layer)
         per_window = int(f[f"{key}/r_first_window"].shape[0])
@@ -312,6 +317,66 @@ def is_listed(t, min_count, threshold, p):
     n, m, pos = t
     above = (m >= threshold and m > 0) if p["top"] > 0 else m > threshold
     return n >= min_count and above and pos > p["min_positive"] * n
+
+
+def lookup_scores(key_tokens, y, train, hold):
+    """Each held-out row's share of positive labels among the training rows with its token,
+    the training rows' share for a token they never show."""
+    rate = {}
+    for t, label in zip(key_tokens[train], y[train]):
+        pos, n = rate.get(int(t), (0, 0))
+        rate[int(t)] = (pos + int(label), n + 1)
+    overall = np.mean(y[train]) if len(train) else 0.5
+    return np.array([rate[int(t)][0] / rate[int(t)][1] if int(t) in rate else overall for t in key_tokens[hold]])
+
+
+def check_token_keys():
+    """Tokens as the paper keys them. token_context's lookups by the predicted token (the one δ
+    scores, checked against the next row and the corpus) and by the input token: each hold-out
+    AUC recomputed with roc_auc_score within 1e-12. token_features' log frequency (npy corpora,
+    whose token stream is the file): every row's value from the corpus counts of the token its
+    unit's `key` names (t + 1 or t) within 1e-12, and its Pearson r with δ per layer from
+    numpy.corrcoef within 1e-9."""
+    count = 0
+    for f, prov, rows, key in layer_units("token_context", "token_context", "token_context"):
+        layer = prov["params"]["layer"]
+        _, delta, tok = captured(prov["deps"][0], "gate", layer)
+        nxt = predicted_tokens(prov["deps"][0], "gate", layer)
+        y, _ = labels_of(delta)
+        hold = f[f"{key}/holdout"][:].astype(np.int64)
+        check_holdout(prov, hold, len(y))
+        train = train_rows(len(y), hold)
+        auc = {r["variant"].decode(): r["auc"] for r in rows}
+        for variant, tokens in (("token_lookup", nxt), ("token_lookup_input", tok)):
+            ref = roc_auc_score(y[hold], lookup_scores(tokens, y, train, hold))
+            record("token_context lookup AUC by key vs roc_auc_score (abs)", abs(auc[variant] - ref), 1e-12)
+        count += 1
+    for f, prov in units("token_features"):
+        p = prov["params"]
+        rows = f["tables/token_regression"][:]
+        model, corpus = rows["model"][0].decode(), rows["corpus"][0].decode()
+        path, fmt = spec_corpus(corpus)
+        if fmt != "npy":
+            continue
+        assert {r["key"].decode() for r in rows} == {p["key"]}, (p["key"], set(rows["key"]))
+        stream = np.load(path).astype(np.int64)
+        counts = np.bincount(stream)
+        layer0 = p["layers"][0]
+        window = windows_of(prov["deps"][0], "gate", layer0)
+        with Unit(f"{store}/units/{prov['deps'][0]}.h5") as u:
+            parts = int(u["arrays/capture/parts"][0])
+        position = np.concatenate([h5py.File(f"{store}/activations/{prov['deps'][0]}/gate/layer{layer0}.part{i}.h5",
+                                             "r")["position"][:] for i in range(parts)])
+        at = p["split"]["start"] + p["context"] * window + position + (1 if p["key"] == "predicted" else 0)
+        logf = np.log(counts[stream[at]] / len(stream))
+        stored = f[f"arrays/token_features/{model}/{corpus}/log_frequency"][:]
+        record("token_features log frequency of the keyed token (max |Δ|)", np.abs(stored - logf).max(), 1e-12)
+        for r in rows[[v.decode() == "log frequency" for v in rows["feature"]]]:
+            _, delta, _ = captured(prov["deps"][0], "gate", int(r["layer"]))
+            record("token_features log-frequency Pearson r vs numpy (abs)",
+                   abs(r["pearson_r"] - np.corrcoef(logf, delta)[0, 1]), 1e-9)
+        count += 1
+    return count
 
 
 def check_nofly():
@@ -535,7 +600,7 @@ def check_auc_intervals():
     return count
 
 checks = {"gates": check_gates, "clusters": check_clusters, "nofly": check_nofly, "compound": check_compound,
-          "token_context": check_token_context,
+          "token_context": check_token_context, "token_keys": check_token_keys,
           "auc_intervals": check_auc_intervals, "gate_curves": check_baselines, "window_nll": check_window_nll}
 chosen = sys.argv[2:] or list(checks)
 counts = {name: checks[name]() for name in chosen}

@@ -3,8 +3,8 @@
 # with -n 1 and mpirun -n 3: the stores must hold the same rows (compare_stores.py) and
 # `linsweep tables` must print the same summaries. Then -n 3 with worker groups of 2 ranks
 # (capture shards in two parts, windows sharded, sums all-reduced) must agree within
-# compare_stores.py's tolerances. A copy of the -n 1 store then runs the routing lists keyed by
-# the input token with the absolute threshold (n1-input). Last, `speed` runs on n1 and every
+# compare_stores.py's tolerances. A copy of the -n 1 store then runs the routing lists and the
+# token features keyed by the input token, the lists with the absolute threshold (n1-input). Last, `speed` runs on n1 and every
 # compound configuration is exported (`linsweep export`), both checked by check_routed.py.
 # Usage: measure_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -30,13 +30,17 @@ for kind in capture gate token_context token_features clusters nofly compound; d
   [ "$n" -gt 0 ]
 done
 echo "-n 1 and -n 3: same rows in every table, identical tables.md ($(grep -c '^## ' "$work/tables-n1/tables.md") summaries)"
-# The routing lists' other key and threshold on a copy: only the nofly units run again
-# (check_references.py checks both stores).
+# The routing lists' and token features' other key, and the lists' other threshold, on a copy:
+# only the nofly and token_features units run again (check_references.py checks both stores).
 cp -a "$work/n1" "$work/n1-input"
-"$bin" run "$spec" --store "$work/n1-input" --quiet +experiments.nofly.key=input experiments.nofly.top=0
+"$bin" run "$spec" --store "$work/n1-input" --quiet +experiments.nofly.key=input experiments.nofly.top=0 \
+  +experiments.token_features.key=input
 new_units=$(comm -13 <(ls "$work/n1/units") <(ls "$work/n1-input/units"))
 echo "$new_units" | grep -q "^nofly-"
-if echo "$new_units" | grep -v "^nofly-"; then echo "FAIL: more than nofly ran again" >&2; exit 1; fi
+echo "$new_units" | grep -q "^token_features-"
+if echo "$new_units" | grep -v "^nofly-\|^token_features-"; then
+  echo "FAIL: more than nofly and token_features ran again" >&2; exit 1
+fi
 # A routing list that cannot be made (no token seen min_count times) is flagged with its reason
 # in the nofly table, in `linsweep tables` and in `linsweep status`, on another copy.
 cp -a "$work/n1" "$work/n1-empty"

@@ -299,11 +299,13 @@ def check_token_features(out, store, src):
             parts = int(u["arrays/capture/parts"][0])
         vocab = vocabulary(src, model)
         for layer in prov["params"]["layers"]:
+            # The described token: the one δ scores (next_token_ids) or the input token.
+            ids = "next_token_ids" if prov["params"]["key"] == "predicted" else "token_ids"
             delta, tok, window = [], [], []
             for k in range(parts):
                 with h5py.File(f"{store}/activations/{capture}/gate/layer{layer}.part{k}.h5", "r") as f:
                     delta.append(f["delta"][:].astype(np.float64))
-                    tok.append(f["token_ids"][:])
+                    tok.append(f[ids][:])
                     window.append(f["window"][:])
             delta, tok, window = np.concatenate(delta), np.concatenate(tok), np.concatenate(window)
             cls = np.array([token_class(vocab[int(t)]) for t in tok])
@@ -344,9 +346,10 @@ def check_token_features(out, store, src):
         n_units += 1
     check(n_units > 0, "no token_features units")
     # Fig. 4: a heat map per scheme with the class means.
-    for m, c in sorted({(r["model"], r["corpus"]) for r in classes}):
+    for m, c, key in sorted({(r["model"], r["corpus"], r["key"]) for r in classes}):
         root = svg(out, f"fig4_token_categories_{m}")
-        (panel,) = [g for g in root.iter(f"{SVG}g") if g.get("data-title") == f"{c}: by token class"]
+        title = f"{c}: by token class of the {'input' if key == 'input' else 'predicted'} token"
+        (panel,) = [g for g in root.iter(f"{SVG}g") if g.get("data-title") == title]
         cells = {(e.get("data-row"), e.get("data-column")): float(e.get("data-value")) for e in panel.iter(f"{SVG}rect")
                  if e.get("class") == "cell"}
         mine = [r for r in classes if r["model"] == m and r["corpus"] == c and r["scheme"] == "class"]
@@ -396,8 +399,9 @@ experiments: {{fit: {{}}, token_features: {{}}}}
         pos = u["arrays/token_features/tiny-gpt2/brown/pos"][:]
         prov = json.loads(u.attrs["params"])
     capture = [d for d in prov["deps"] if d.startswith("capture-")][0]
+    check(prov["params"]["key"] == "predicted", f"brown: token_features key {prov['params']['key']}, not predicted")
     with h5py.File(f"{store}/activations/{capture}/gate/layer0.part0.h5", "r") as f:
-        tok = f["token_ids"][:]
+        tok = f["next_token_ids"][:]  # the token each δ scores, the default key
     vocab = vocabulary(src, "tiny-gpt2")
     tag_of = {w: p for w, _, p in LEXICON}
     tag_of["."] = "punctuation"
@@ -416,7 +420,8 @@ experiments: {{fit: {{}}, token_features: {{}}}}
     report(binary, store, f"{work}/brown/report")
     root = svg(f"{work}/brown/report", "fig4_token_categories_tiny-gpt2")
     titles = [g.get("data-title") for g in root.iter(f"{SVG}g") if g.get("class") == "panel"]
-    check(titles == ["brown: by token class", "brown: by part of speech (Brown tags)"], f"brown fig4 panels {titles}")
+    check(titles == ["brown: by token class of the predicted token",
+                     "brown: by part of speech (Brown tags) of the predicted token"], f"brown fig4 panels {titles}")
     checked.append(f"parts of speech: {checked_tokens} tokens of a Brown corpus carry their word's tag; Fig. 4 has both maps")
 
 
