@@ -1,7 +1,10 @@
-// `token_context`: how much of a gate's signal is the token itself. The residual stream r
-// entering block ℓ is the token component e (token + position embedding) plus the context
-// component c = r − e that the earlier blocks added. Linear gates on X (the MLP's input), on r,
-// e and c, on the paper's X − e, per-token lookup baselines (by the token δ scores, as the paper
+// `token_context`: how much of a gate's signal is the token itself. The residual stream r whose
+// norm is the MLP's input (for a sequential block: the stream entering block ℓ plus the block's
+// attention; for a parallel-residual one: the stream entering it) is the token component e
+// (token + position embedding) plus the context component c = r − e that attention and the
+// earlier blocks added. Linear gates on X (the MLP's input), on r, e and c, on the paper's
+// X − e, on the stream entering the block and its context (r_block, c_block), per-token lookup
+// baselines (by the token δ scores, as the paper
 // keys tokens, and by the input token) and a random baseline, with AUCs on a seeded hold-out of
 // the gate split; and the sizes of r, e and c and cos(e, c) in the residual space
 // (docs/methods.md, "Token vs context").
@@ -69,6 +72,7 @@ struct TokenContextRow {
   std::int64_t samples = 0;
   double auc_ci_low = 0, auc_ci_high = 0;
   double r_norm = 0;
+  double r_block_norm = 0, c_block_norm = 0, cosine_block = 0;
 };
 
 const TableDef<TokenContextRow>& token_context_table() {
@@ -77,8 +81,8 @@ const TableDef<TokenContextRow>& token_context_table() {
           .key("model", &TokenContextRow::model)
           .key("layer", &TokenContextRow::layer)
           .key("variant", &TokenContextRow::variant,
-               "X, r, e, c, paper, token_lookup (by the predicted token), token_lookup_input (by the input "
-               "token) or random")
+               "X, r, e, c, paper, r_block, c_block (the stream entering the block, its context), token_lookup "
+               "(by the predicted token), token_lookup_input (by the input token) or random")
           .key("auc", &TokenContextRow::auc, "hold-out AUC")
           .added("corpus", &TokenContextRow::corpus)
           .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
@@ -88,7 +92,10 @@ const TableDef<TokenContextRow>& token_context_table() {
           .added("auc_ci_low", &TokenContextRow::auc_ci_low,
                  "95% bootstrap interval of `auc`, hold-out windows resampled")
           .added("auc_ci_high", &TokenContextRow::auc_ci_high)
-          .added("r_norm", &TokenContextRow::r_norm, "mean ‖r‖, the residual stream entering the block");
+          .added("r_norm", &TokenContextRow::r_norm, "mean ‖r‖, the residual stream the MLP's norm reads")
+          .added("r_block_norm", &TokenContextRow::r_block_norm, "mean ‖r_block‖, the stream entering the block")
+          .added("c_block_norm", &TokenContextRow::c_block_norm, "mean ‖c_block‖, c_block = r_block − e")
+          .added("cosine_block", &TokenContextRow::cosine_block, "mean cos(e, c_block)");
   return t;
 }
 const TableRegistrar kTokenContextTable{token_context_table().schema()};
@@ -117,24 +124,30 @@ at::Tensor captured_window_ids(const CapturedRows& rows) {
       .view({n / per_window, per_window});
 }
 
-// e_t and r_t for every position of `ids` [windows, T−1] ([windows·(T−1), d] float64 each):
-// the token embedding as the model takes it, and the stream entering block `layer` from the
-// model's own forward over the window. Positions 0..T−2 attend only to themselves and earlier ones, so the windows'
-// first T−1 tokens give the same stream there as the full windows did.
-std::pair<at::Tensor, at::Tensor> residual_components(LanguageModel& model, const at::Tensor& windows,
-                                                      std::int64_t layer, std::int64_t batch) {
+// Per position of `ids` [windows, T−1], [windows·(T−1), d] float64 each: the token embedding e
+// as the model takes it, the stream entering block `layer` and the stream its MLP's norm reads,
+// from the model's own forward over the window. Positions 0..T−2 attend only to themselves and
+// earlier ones, so the windows' first T−1 tokens give the same streams there as the full
+// windows did.
+struct ResidualComponents {
+  at::Tensor e, r_block, r_mlp;
+};
+ResidualComponents residual_components(LanguageModel& model, const at::Tensor& windows, std::int64_t layer,
+                                       std::int64_t batch) {
   const at::Tensor ids = windows.to(model.parameters().front().device());
   c10::InferenceMode guard;
-  std::vector<at::Tensor> e, r;
+  std::vector<at::Tensor> e, r_block, r_mlp;
   for (std::int64_t b = 0; b < ids.size(0); b += batch) {
     const at::Tensor part = ids.slice(0, b, std::min(b + batch, ids.size(0)));
     at::Tensor h = model.embed(part);
     for (std::int64_t l = 0; l < layer; ++l) h = model.run_layer(l, h);
     e.push_back(model.input_embedding(part).to(at::kCPU, at::kDouble));
-    r.push_back(h.to(at::kCPU, at::kDouble));
+    r_block.push_back(h.to(at::kCPU, at::kDouble));
+    r_mlp.push_back(model.mlp_stream(layer, h).to(at::kCPU, at::kDouble));
   }
   const std::int64_t d = model.config().d_model;
-  return {at::cat(e, 0).reshape({-1, d}), at::cat(r, 0).reshape({-1, d})};
+  auto rows = [d](const std::vector<at::Tensor>& parts) { return at::cat(parts, 0).reshape({-1, d}); };
+  return {rows(e), rows(r_block), rows(r_mlp)};
 }
 
 // The hold-out rows' scores of a per-token lookup: the share of positive labels among the
@@ -184,13 +197,16 @@ UnitResult run_token_context(const ExperimentInput& in) {
                            ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
   const at::Tensor windows = captured_window_ids(rows);
-  const auto [e, r] = residual_components(*in.model, windows, layer, std::max<std::int64_t>(in.batch, 1));
-  const at::Tensor c = r - e;
+  const auto [e, r_block, r] = residual_components(*in.model, windows, layer, std::max<std::int64_t>(in.batch, 1));
+  const at::Tensor c = r - e, c_block = r_block - e;
   std::vector<TokenContextRow> out_rows;
   const at::Tensor r_norms = r.norm(2, 1), e_norms = e.norm(2, 1), c_norms = c.norm(2, 1);
   const double r_norm = r_norms.mean().item<double>(), e_norm = e_norms.mean().item<double>(),
                c_norm = c_norms.mean().item<double>();
   const double cosine = at::cosine_similarity(e, c, 1).mean().item<double>();
+  const double r_block_norm = r_block.norm(2, 1).mean().item<double>(),
+               c_block_norm = c_block.norm(2, 1).mean().item<double>(),
+               cosine_block = at::cosine_similarity(e, c_block, 1).mean().item<double>();
   const std::vector<std::int64_t> hold_windows = rows_of(rows.window, hs.holdout);
   auto add = [&](const std::string& variant, const std::vector<double>& hold_scores) {
     const auto [lo, hi] = bootstrap_auc_interval(hold_scores, y_hold, hold_windows, p.bootstrap, seed);
@@ -205,12 +221,20 @@ UnitResult run_token_context(const ExperimentInput& in) {
                         .samples = rows.size(),
                         .auc_ci_low = lo,
                         .auc_ci_high = hi,
-                        .r_norm = r_norm});
+                        .r_norm = r_norm,
+                        .r_block_norm = r_block_norm,
+                        .c_block_norm = c_block_norm,
+                        .cosine_block = cosine_block});
   };
   GateTraining training;
   training.seed = seed;
-  for (const auto& [name, features] :
-       {std::pair<const char*, at::Tensor>{"X", x}, {"r", r}, {"e", e}, {"c", c}, {"paper", x - e}}) {
+  for (const auto& [name, features] : {std::pair<const char*, at::Tensor>{"X", x},
+                                       {"r", r},
+                                       {"e", e},
+                                       {"c", c},
+                                       {"paper", x - e},
+                                       {"r_block", r_block},
+                                       {"c_block", c_block}}) {
     const Gate g = Gate::train(GateVariant{}, rows_of(features, hs.train), y_train, training);
     add(name, to_vector(g.logits(rows_of(features, hs.holdout))));
   }
@@ -226,14 +250,16 @@ UnitResult run_token_context(const ExperimentInput& in) {
 
   UnitResult out = unit_result(in);
   out.tables.push_back(token_context_table().table(out_rows));
-  // Per row: ‖r‖, ‖e‖, ‖c‖; r of the first window, so that another implementation of the
-  // architecture can check the stream itself; and the hold-out rows, so that it can check the AUCs.
+  // Per row: ‖r‖, ‖e‖, ‖c‖ (r: the stream the MLP's norm reads); r and r_block of the first
+  // window, so that another implementation of the architecture can check the streams themselves;
+  // and the hold-out rows, so that it can check the AUCs.
   const std::string key = "token_context/" + in.model_name + "/" + in.corpus_name + "/layer" + std::to_string(layer);
   const std::int64_t n = rows.size(), per_window = windows.size(1);
   out.arrays[key + "/r_norm"] = {{n}, to_vector(r_norms)};
   out.arrays[key + "/e_norm"] = {{n}, to_vector(e_norms)};
   out.arrays[key + "/c_norm"] = {{n}, to_vector(c_norms)};
   out.arrays[key + "/r_first_window"] = {{per_window, r.size(1)}, to_vector(r.slice(0, 0, per_window))};
+  out.arrays[key + "/r_block_first_window"] = {{per_window, r.size(1)}, to_vector(r_block.slice(0, 0, per_window))};
   out.arrays[key + "/holdout"] = {{static_cast<std::int64_t>(hs.holdout.size())},
                                   std::vector<double>(hs.holdout.begin(), hs.holdout.end())};
   return out;
@@ -260,11 +286,14 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
     c.r = r.r_norm, c.e = r.e_norm, c.c = r.c_norm, c.cos = r.cosine;
   }
   ReportTable rt{"token_context",
-                 "Token vs context: gate AUC on the MLP input X, on the residual stream r entering the block, "
-                 "on its token component e and its context c = r − e, and on the paper's X − e",
+                 "Token vs context: gate AUC on the MLP input X, on the residual stream r the MLP's norm reads, "
+                 "on its token component e and its context c = r − e, on the paper's X − e, and on the stream "
+                 "entering the block (r_block, c_block = r_block − e)",
                  {"model", "corpus", "layer"},
                  {},
-                 "Norms and the cosine are of the residual stream: r = e + c. token_lookup: each token's "
+                 "Norms and the cosine are of the residual stream the MLP's norm reads: r = e + c (the stream "
+                 "entering the block plus its attention; for a parallel-residual block, the stream entering "
+                 "it). token_lookup: each token's "
                  "label rate on the training rows, the token being the one δ scores (t + 1); "
                  "token_lookup_input: the input token (t).",
                  "Table 4"};
@@ -295,7 +324,8 @@ void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
   for (const auto& [model, fig] : figures)
     out->push_back({"token_context_" + safe_name(model), fig.render(), "Token against context: gate AUC per layer",
                     "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, on the residual r "
-                    "entering the block, on e and c = r − e, on the paper's X − e, of per-token lookups (by the "
+                    "the MLP's norm reads, on e and c = r − e, on the paper's X − e, on the stream entering the "
+                    "block and its context (r_block, c_block), of per-token lookups (by the "
                     "predicted token and by the input token) and of a random score.",
                     model, ""});
 }

@@ -267,30 +267,43 @@ def spec_model_dir(name):
 
 
 def check_token_context():
-    """The residual stream r entering block ℓ against reference_forward.py's (float64, from the
-    checkpoint): r of the first window and every row's ‖r‖, ‖e‖, ‖c = r − e‖ within 1e-5
-    relative, the table's means likewise; the captured X is the reference's MLP input at that r
-    within float16 storage (2⁻¹¹ relative, ×2)."""
+    """The residual stream r whose norm is the MLP's input at block ℓ, and the stream r_block
+    entering the block, against reference_forward.py's (float64, from the checkpoint): r and
+    r_block of the first window and every row's ‖r‖, ‖e‖, ‖c = r − e‖ within 1e-5 relative, the
+    table's means (also ‖r_block‖, ‖c_block‖, cos(e, c_block)) likewise; the captured X is the
+    reference's MLP input at r_block within float16 storage (2⁻¹¹ relative, ×2)."""
     import torch
     from reference_forward import ReferenceModel
     count, refs = 0, {}
     for f, prov, rows, key in layer_units("token_context", "token_context", "token_context"):
         layer, model = prov["params"]["layer"], rows["model"][0].decode()
-        assert sorted(v.decode() for v in rows["variant"]) == sorted(["X", "r", "e", "c", "paper", "token_lookup",
-                                                                      "token_lookup_input", "random"])
+        assert sorted(v.decode() for v in rows["variant"]) == sorted(["X", "r", "e", "c", "paper", "r_block", "c_block",
+                                                                      "token_lookup", "token_lookup_input", "random"])
         ref = refs.setdefault(model, ReferenceModel(spec_model_dir(model)))
         x, _, tok = captured(prov["deps"][0], "gate", layer)
         per_window = int(f[f"{key}/r_first_window"].shape[0])
         ids = torch.from_numpy(tok.astype(np.int64).reshape(-1, per_window))
         with torch.no_grad():
             streams, _ = ref.forward(ids)
-            r, e = streams[layer], ref.embed(ids)
-            x_ref = ref.mlp_input(layer, r).reshape(-1, r.shape[-1]).numpy()
-        r, e = r.reshape(-1, r.shape[-1]).numpy(), e.reshape(-1, r.shape[-1]).numpy()
+            r_block, e = streams[layer], ref.embed(ids)
+            r = ref.mlp_stream(layer, r_block)
+            x_ref = ref.mlp_input(layer, r_block).reshape(-1, r.shape[-1]).numpy()
+        d = r.shape[-1]
+        r, r_block, e = r.reshape(-1, d).numpy(), r_block.reshape(-1, d).numpy(), e.reshape(-1, d).numpy()
         c = r - e
-        first = f[f"{key}/r_first_window"][:]
-        record("token_context r, first window (max |Δ| / max |r|)", np.abs(first - r[:per_window]).max() / np.abs(r[:per_window]).max(), 1e-5)
-        # At layer 0, r = e and c = 0: norms relative to the largest, cos(e, 0) taken as 0.
+        for name, ref_stream in (("r_first_window", r), ("r_block_first_window", r_block)):
+            first, want = f[f"{key}/{name}"][:], ref_stream[:per_window]
+            record(f"token_context {name} (max |Δ| / max)", np.abs(first - want).max() / np.abs(want).max(), 1e-5)
+        block_norms = np.linalg.norm(r_block, axis=1)
+        record("token_context mean ‖r_block‖ (|Δ| / max)", abs(rows["r_block_norm"][0] - block_norms.mean()) / block_norms.max(), 1e-5)
+        c_block = r_block - e
+        cb = np.linalg.norm(c_block, axis=1)
+        record("token_context mean ‖c_block‖ (|Δ| / max ‖r_block‖)", abs(rows["c_block_norm"][0] - cb.mean()) / block_norms.max(), 1e-5)
+        eb = np.linalg.norm(e, axis=1) * cb
+        cos_block = np.mean(np.divide(np.sum(e * c_block, 1), eb, out=np.zeros_like(eb), where=eb > 0))
+        record("token_context mean cos(e, c_block) (abs)", abs(rows["cosine_block"][0] - cos_block), 1e-5)
+        # At layer 0 c_block = 0, and so is c for a parallel-residual block: norms relative to the
+        # largest, cos(e, 0) taken as 0.
         for name, v in (("r_norm", r), ("e_norm", e), ("c_norm", c)):
             norms = np.linalg.norm(v, axis=1)
             scale = max(norms.max(), 1e-300)

@@ -15,6 +15,7 @@ import html.parser
 import json
 import math
 import os
+import re
 import statistics
 import struct
 import subprocess
@@ -88,9 +89,11 @@ def panels(root):
                 if e.get("class") == "point":
                     pts.append(tuple(float(e.get(a, "nan")) for a in ("data-x", "data-y", "data-low", "data-high")))
             series[g.get("data-label")] = pts
-        out[title] = series
-        refs[title] = {e.get("data-label"): float(e.get("data-y")) for e in p.iter(f"{SVG}line")
-                       if e.get("class") == "reference"}
+        # A chart with more series than one panel shows is split into "title (k of n)" panels.
+        title = re.sub(r" \([0-9]+ of [0-9]+\)$", "", title)
+        out.setdefault(title, {}).update(series)
+        refs.setdefault(title, {}).update({e.get("data-label"): float(e.get("data-y")) for e in p.iter(f"{SVG}line")
+                                           if e.get("class") == "reference"})
     return out, refs
 
 

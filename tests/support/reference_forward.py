@@ -157,26 +157,37 @@ class ReferenceModel:
         x = x + attn
         return x + self._mlp_at(layer, ln("post_attention_layernorm", x), mlp)
 
+    def mlp_stream(self, layer, stream):
+        """The residual stream whose norm is the MLP's input at `layer`, given the stream entering
+        its block (GPT-2, sequential NeoX and the decoders: plus the block's attention; parallel
+        NeoX: the block's input, which attention and MLP both read)."""
+        c, w = self.config, self.w
+        if self.decoder:
+            return self.decoder.mlp_stream(layer, stream)
+        if self.gpt2:
+            p = f"h.{layer}."
+            a = _layer_norm(stream, w[p + "ln_1.weight"], w[p + "ln_1.bias"], c["layer_norm_epsilon"])
+            qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+            q, k, v = (t.reshape(*t.shape[:2], c["n_head"], -1).transpose(1, 2) for t in qkv.split(a.shape[-1], -1))
+            return stream + _causal_attention(q, k, v) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        if c.get("use_parallel_residual", True):
+            return stream
+        p = f"gpt_neox.layers.{layer}."
+        a = _layer_norm(stream, w[p + "input_layernorm.weight"], w[p + "input_layernorm.bias"], c["layer_norm_eps"])
+        return stream + self._neox_attention(p, a)
+
     def mlp_input(self, layer, stream):
-        """The MLP's input at `layer` given the stream entering its block (GPT-2 and sequential
-        NeoX: after attention; parallel NeoX: the block's input)."""
+        """The MLP's input at `layer` given the stream entering its block: the norm of mlp_stream."""
         c, w = self.config, self.w
         if self.decoder:
             return self.decoder.mlp_input(layer, stream)
+        s = self.mlp_stream(layer, stream)
         if self.gpt2:
             p = f"h.{layer}."
-            eps = c["layer_norm_epsilon"]
-            a = _layer_norm(stream, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
-            qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
-            q, k, v = (t.reshape(*t.shape[:2], c["n_head"], -1).transpose(1, 2) for t in qkv.split(a.shape[-1], -1))
-            x = stream + _causal_attention(q, k, v) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-            return _layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
+            return _layer_norm(s, w[p + "ln_2.weight"], w[p + "ln_2.bias"], c["layer_norm_epsilon"])
         p = f"gpt_neox.layers.{layer}."
-        eps = c["layer_norm_eps"]
-        ln = lambda name, h: _layer_norm(h, w[p + name + ".weight"], w[p + name + ".bias"], eps)  # noqa: E731
-        if c.get("use_parallel_residual", True):
-            return ln("post_attention_layernorm", stream)
-        return ln("post_attention_layernorm", stream + self._neox_attention(p, ln("input_layernorm", stream)))
+        return _layer_norm(s, w[p + "post_attention_layernorm.weight"], w[p + "post_attention_layernorm.bias"],
+                           c["layer_norm_eps"])
 
 
 def _rope_config(c):
@@ -275,10 +286,12 @@ class Decoder:
         gate = self._act(self._linear(p + "mlp.gate_proj", x))
         return self._linear(p + "mlp.down_proj", gate * self._linear(p + "mlp.up_proj", x))
 
-    def mlp_input(self, layer, h):
+    def mlp_stream(self, layer, h):
         p = f"model.layers.{layer}."
-        h = h + self._attention(p, self._norm(p + "input_layernorm.weight", h))
-        return self._norm(p + "post_attention_layernorm.weight", h)
+        return h + self._attention(p, self._norm(p + "input_layernorm.weight", h))
+
+    def mlp_input(self, layer, h):
+        return self._norm(f"model.layers.{layer}.post_attention_layernorm.weight", self.mlp_stream(layer, h))
 
     def block(self, layer, h, mlp_at):
         p = f"model.layers.{layer}."

@@ -14,6 +14,22 @@ MlpHook& LanguageModel::hook(int64_t layer) {
   return hooks_[static_cast<std::size_t>(layer)];
 }
 
+at::Tensor LanguageModel::mlp_stream(int64_t layer, const at::Tensor& h) {
+  if (config_.parallel_residual) {
+    hook(layer);  // the range check
+    return h;
+  }
+  MlpHook& slot = hook(layer);
+  struct Restore {
+    MlpHook& slot;
+    MlpHook saved;
+    ~Restore() { slot = std::move(saved); }
+  } restore{slot, slot};
+  slot.clear_capture();
+  slot.use_override([](const at::Tensor& x, const MlpFn&) { return at::zeros_like(x); });
+  return run_layer(layer, h);
+}
+
 void LanguageModel::reset_hooks() {
   for (auto& h : hooks_) {
     h.use_mlp();

@@ -18,7 +18,9 @@ class LanguageModel : public torch::nn::Module {
 
   // ids [B, T] int64 -> the residual stream entering layer 0 [B, T, d].
   virtual at::Tensor embed(const at::Tensor& ids) = 0;
-  // The residual stream entering `layer` [B, T, d] -> the stream entering layer + 1.
+  // The residual stream entering `layer` [B, T, d] -> the stream entering layer + 1. Every
+  // architecture adds its hook's output to a stream s, and the MLP reads norm(s): mlp_stream
+  // relies on that.
   virtual at::Tensor run_layer(int64_t layer, const at::Tensor& h) = 0;
   // The last norm: the stream after the last layer -> final hidden states.
   virtual at::Tensor final_norm(const at::Tensor& h) = 0;
@@ -37,6 +39,12 @@ class LanguageModel : public torch::nn::Module {
     return final_norm(h);
   }
   at::Tensor forward(const at::Tensor& ids) { return head(hidden_states(ids)); }
+  // The residual stream whose norm is the MLP's input at `layer` [B, T, d], from the stream h
+  // entering the block: h plus the block's attention for a sequential block (the block run with
+  // its MLP's output held at zero), h itself for a parallel-residual one (attention and MLP both
+  // read h). The layer's hook is restored afterwards, also when this throws; throws ModelError
+  // when layer is out of range.
+  at::Tensor mlp_stream(int64_t layer, const at::Tensor& h);
 
   const ModelConfig& config() const noexcept { return config_; }
   int64_t num_layers() const noexcept { return config_.n_layers; }

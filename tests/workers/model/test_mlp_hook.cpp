@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include "common/errors.hpp"
 #include "support/catch.hpp"
 #include "support/fixture_windows.hpp"
 #include "support/numerics.hpp"
@@ -114,4 +115,35 @@ TEST_CASE("capture in affine mode still sees the MLP's own output") {
   CHECK(at::allclose(plain.x, replaced.x));
   CHECK(at::allclose(plain.y, replaced.y));
   CHECK_THROWS(lm.model->hook(7));
+}
+
+TEST_CASE("mlp_stream: the stream the MLP's norm reads, the hook left as it was") {
+  for (const char* name : {"tiny-gpt2", "tiny-neox", "tiny-neox-seq"}) {
+    INFO(name);
+    LoadedModel lm = load_model(test::model_dir(name), {"cpu", "float32"});
+    LanguageModel& model = *lm.model;
+    c10::InferenceMode guard;
+    const at::Tensor ids = at::arange(12, at::kLong).remainder(lm.config().vocab_size).view({2, 6});
+    const at::Tensor h = model.run_layer(0, model.embed(ids));  // the stream entering layer 1
+    at::Tensor y;
+    int captures = 0;
+    model.hook(1).set_capture([&](const at::Tensor&, const at::Tensor& out) { y = out, ++captures; });
+    model.hook(1).use_affine({at::eye(lm.config().d_model), at::zeros({lm.config().d_model})});
+    const at::Tensor s = model.mlp_stream(1, h);
+    CHECK(captures == 0);
+    // The layer's output is s plus its (affine) hook's output, whose input is the norm of s.
+    at::Tensor x;
+    model.hook(1).set_capture([&](const at::Tensor& in, const at::Tensor& out) { x = in, y = out, ++captures; });
+    const at::Tensor next = model.run_layer(1, h);
+    CHECK(captures == 1);
+    CHECK(model.hook(1).mode() == MlpHook::Mode::kAffine);
+    if (lm.config().parallel_residual) {
+      CHECK(at::equal(s, h));
+    } else {
+      // The identity map: the hook returned x, so next − x is s but for the rounding of s + x.
+      CHECK(at::allclose(next - x, s, 1e-6, 1e-6 * (s.abs().max().item<double>() + x.abs().max().item<double>())));
+      CHECK(!at::allclose(s, h));  // attention's output is in it
+    }
+    CHECK_THROWS_AS(model.mlp_stream(lm.config().n_layers, h), ModelError);
+  }
 }
