@@ -4,10 +4,9 @@
 // (token + position embedding) plus the context component c = r − e that attention and the
 // earlier blocks added. Linear gates on X (the MLP's input), on r, e and c, on the paper's
 // X − e, on the stream entering the block and its context (r_block, c_block), per-token lookup
-// baselines (by the token δ scores, as the paper
-// keys tokens, and by the input token) and a random baseline, with AUCs on a seeded hold-out of
-// the gate split; and the sizes of r, e and c and cos(e, c) in the residual space
-// (docs/methods.md, "Token vs context").
+// baselines (by the token δ scores, as the paper keys tokens, and by the input token) and a
+// random baseline, with AUCs on a seeded hold-out of the gate split; and the sizes of r, e and c
+// and cos(e, c) in the residual space (docs/methods.md, "Token vs context").
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
