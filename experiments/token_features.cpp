@@ -61,7 +61,13 @@ struct TokenFeaturesUnitParams {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenFeaturesUnitParams, split, context, layers, key)
 
-constexpr const char* kKeyDoc = "the token described: predicted (at t + 1, the one δ scores) or input (at t)";
+constexpr const char* kKeyDoc =
+    "the token described: predicted (at t + 1, the one δ scores) or input (at t; also where empty: files "
+    "written before the column, which keyed by the input token)";
+
+// The described token of a row's `key`: rows read from files written before the column have
+// none, and those keyed by the input token.
+const char* described_token(const std::string& key) { return key == "predicted" ? "predicted" : "input"; }
 
 struct TokenClassRow {
   std::string model, corpus;
@@ -503,7 +509,7 @@ void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out
       "token: the token whose features describe δ_t, predicted (t + 1, the one δ scores) or input (t)"};
   for (const auto& name : features) t.headers.push_back(name);
   for (const auto& [key, by_feature] : lines) {
-    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::get<2>(key),
+    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), described_token(std::get<2>(key)),
                                     std::to_string(std::get<3>(key)),
                                     std::to_string(by_feature.begin()->second->samples)};
     for (const auto& name : features) {
@@ -549,7 +555,7 @@ void token_features_figures(const FigureInput& in, std::vector<Figure>* out) {
       values[static_cast<std::size_t>(r)][static_cast<std::size_t>(l)] = c->mean_delta;
     }
     SvgHeatmap map(corpus + (scheme == "pos" ? ": by part of speech (Brown tags)" : ": by token class") + " of the " +
-                       (token == "input" ? "input token" : "predicted token"),
+                       described_token(token) + " token",
                    "layer", "mean δ (nats)");
     map.set_cells(row_names, columns, values);
     figures.try_emplace(model, "Mean δ by token category and layer: " + model, 2).first->second.add(map);

@@ -351,7 +351,7 @@ def check_token_features(out, store, src):
     # Fig. 4: a heat map per scheme with the class means.
     for m, c, key in sorted({(r["model"], r["corpus"], r["key"]) for r in classes}):
         root = svg(out, f"fig4_token_categories_{m}")
-        title = f"{c}: by token class of the {'input' if key == 'input' else 'predicted'} token"
+        title = f"{c}: by token class of the {'predicted' if key == 'predicted' else 'input'} token"
         (panel,) = [g for g in root.iter(f"{SVG}g") if g.get("data-title") == title]
         cells = {(e.get("data-row"), e.get("data-column")): float(e.get("data-value")) for e in panel.iter(f"{SVG}rect")
                  if e.get("class") == "cell"}
