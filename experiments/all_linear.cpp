@@ -266,6 +266,22 @@ double median_cost(const std::vector<const AllLinearRow*>& group) {
   return median(above0.empty() ? all : above0);
 }
 
+// The layers median_cost takes the median of, sorted by cost; the middle one (odd count) or
+// the two middle ones (even) give Fig. 3 its interval: the union of their 95% intervals.
+std::pair<double, double> median_interval(const std::vector<const AllLinearRow*>& group) {
+  std::vector<const AllLinearRow*> above0, all;
+  for (const AllLinearRow* r : group) {
+    all.push_back(r);
+    if (r->layer > 0) above0.push_back(r);
+  }
+  std::vector<const AllLinearRow*>& v = above0.empty() ? all : above0;
+  std::sort(v.begin(), v.end(),
+            [](const AllLinearRow* a, const AllLinearRow* b) { return a->delta_pct < b->delta_pct; });
+  const AllLinearRow* lo = v[(v.size() - 1) / 2];
+  const AllLinearRow* hi = v[v.size() / 2];
+  return {std::min(lo->ci_low, hi->ci_low), std::max(lo->ci_high, hi->ci_high)};
+}
+
 std::string parameters_cell(std::int64_t params) { return params > 0 ? count_si(static_cast<double>(params)) : ""; }
 
 // The paper's Table 3: the cheapest and most expensive layer per model and corpus.
@@ -436,6 +452,9 @@ void cost_vs_size(const std::vector<AllLinearRow>& rows, std::vector<Figure>* ou
     s.mark = Mark::kPoints;
     s.x.push_back(static_cast<double>(group.front()->params));
     s.y.push_back(median_cost(group));
+    const auto [low, high] = median_interval(group);
+    s.low.push_back(low);
+    s.high.push_back(high);
     s.notes.push_back(key.second);
   }
   for (auto& [corpus, by_family] : charts) {
@@ -446,7 +465,8 @@ void cost_vs_size(const std::vector<AllLinearRow>& rows, std::vector<Figure>* ou
     out->push_back({"fig3_cost_vs_size_" + safe_name(corpus), chart.render(),
                     "Median all-linear cost against model size (" + corpus + ")",
                     "One point per model: the median over its layers 1 and up of the all-linear Δ% (layer 0 alone "
-                    "when it is the only one measured), against the parameter count; one series per family.",
+                    "when it is the only one measured), against the parameter count; one series per family. Bars: the "
+                    "95% interval of the middle layer (of the two middle layers, their union).",
                     "", "Fig. 3"});
   }
 }
@@ -467,7 +487,31 @@ void all_linear_figures(const FigureInput& in, std::vector<Figure>* out) {
   }
 }
 
-const SectionRegistrar kAllLinearSection{{"all_linear", 20, all_linear_tables, all_linear_figures}};
+// The cheapest and the most expensive layer of each (model, corpus), chosen on the select
+// split and reported on the eval split (chosen on eval, and said so, for rows without one).
+void all_linear_findings(const TableSet& tables, std::vector<Finding>* out) {
+  const auto rows = all_linear_table().rows(tables);
+  std::map<std::pair<std::string, std::string>, std::vector<const AllLinearRow*>> groups;
+  for (const auto& r : rows) groups[{r.model, r.corpus}].push_back(&r);
+  for (const auto& [key, group] : groups) {
+    bool on_select = true;
+    for (const AllLinearRow* r : group) on_select = on_select && std::isfinite(r->select_delta_pct);
+    const auto by = [on_select](const AllLinearRow* x, const AllLinearRow* y) {
+      return on_select ? x->select_delta_pct < y->select_delta_pct : x->delta_pct < y->delta_pct;
+    };
+    const std::string how = on_select ? "" : " (chosen on eval)";
+    const auto cell = [&how](const AllLinearRow& r) {
+      return "L" + std::to_string(r.layer) + ": " + delta_cell(r.delta_pct, r.ci_low, r.ci_high) + how;
+    };
+    out->push_back({key.first, key.second, "cheapest layer, all-linear Δ%",
+                    cell(**std::min_element(group.begin(), group.end(), by))});
+    out->push_back(
+        {key.first, key.second, "most expensive layer", cell(**std::max_element(group.begin(), group.end(), by))});
+  }
+}
+
+const SectionRegistrar kAllLinearSection{
+    {"all_linear", 20, all_linear_tables, all_linear_figures, all_linear_findings}};
 
 }  // namespace
 }  // namespace linsweep

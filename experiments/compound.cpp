@@ -218,7 +218,20 @@ void compound_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   out->push_back(std::move(rt));
 }
 
-const SectionRegistrar kCompoundSection{{"compound", 60, compound_tables, {}}};
+// Every chosen gate at once: the share routed, the cost with its interval and random routing
+// at the same shares.
+void compound_findings(const TableSet& tables, std::vector<Finding>* out) {
+  for (const auto& r : compound_table().rows(tables)) {
+    std::string text = "Δ% " + delta_cell(r.delta_pct, r.ci_low, r.ci_high) + " with " + pct(r.pct_linear) +
+                       "% routed (layers " + r.layer_set + ")";
+    if (std::isfinite(r.random_delta_pct))
+      text += "; random routing " + delta_cell(r.random_delta_pct, r.random_ci_low, r.random_ci_high);
+    text += "; MLP FLOPs saved " + pct(r.mlp_flops_saved_pct) + "%";
+    out->push_back({r.model, r.corpus, "compound, every chosen gate at once", std::move(text)});
+  }
+}
+
+const SectionRegistrar kCompoundSection{{"compound", 60, compound_tables, {}, compound_findings}};
 
 }  // namespace
 }  // namespace linsweep

@@ -361,7 +361,39 @@ void training_figures(const FigureInput& in, std::vector<Figure>* out) {
                     "", "Fig. 6"});
 }
 
-const SectionRegistrar kFinetuneSection{{"finetune", 80, finetune_tables, training_figures}};
+// One training experiment's outcome for (model, corpus): each variant's last evaluation
+// against the untouched model and against the control with the same steps. A single run:
+// no interval, so no variant is said to beat another.
+std::string training_outcome(const std::vector<const TrainingEvalRow*>& last) {
+  const TrainingEvalRow* control = nullptr;
+  std::int64_t steps = 0;
+  for (const TrainingEvalRow* r : last) {
+    if (r->variant == "control") control = r;
+    steps = std::max(steps, r->step);
+  }
+  std::string text;
+  for (const TrainingEvalRow* r : last) {
+    text += (text.empty() ? "" : ", ") + r->variant + " " + signed2(r->delta_pct);
+    if (control != nullptr && r != control)
+      text += " (" + signed2(100.0 * (r->ppl / control->ppl - 1.0)) + " vs control)";
+  }
+  return "after " + std::to_string(steps) + " steps, Δ% vs untouched: " + text;
+}
+
+void training_findings(const TableSet& tables, std::vector<Finding>* out) {
+  const auto add = [out](const std::vector<TrainingEvalRow>& rows, const std::string& topic) {
+    const auto last =
+        last_by_step(rows, [](const TrainingEvalRow& r) { return std::tuple(r.model, r.corpus, r.variant); });
+    std::map<std::pair<std::string, std::string>, std::vector<const TrainingEvalRow*>> groups;
+    for (const auto& [key, r] : last) groups[{std::get<0>(key), std::get<1>(key)}].push_back(r);
+    for (const auto& [key, group] : groups) out->push_back({key.first, key.second, topic, training_outcome(group)});
+  };
+  add(finetune_table().rows(tables), "fine-tuning, one budget");
+  if (const auto it = tables.find("progressive"); it != tables.end())
+    add(training_eval_table("progressive", "").rows(it->second), "progressive linearization");
+}
+
+const SectionRegistrar kFinetuneSection{{"finetune", 80, finetune_tables, training_figures, training_findings}};
 
 }  // namespace
 }  // namespace linsweep

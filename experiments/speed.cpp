@@ -329,7 +329,18 @@ void speed_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   out->push_back(std::move(each));
 }
 
-const SectionRegistrar kSpeedSection{{"speed", 65, speed_tables, {}}};
+// The paper's open question per (model, corpus): the compound forward's measured wall-clock
+// saving against the plain one, beside what FLOPs predict.
+void speed_findings(const TableSet& tables, std::vector<Finding>* out) {
+  for (const auto& r : speed_table().rows(tables))
+    if (r.forward == "compound")
+      out->push_back({r.model, r.corpus, "wall-clock saving, compound forward",
+                      "saves " + pct(r.saving_pct) + "% (" + pct(r.saving_low) + " to " + pct(r.saving_high) +
+                          " over " + std::to_string(r.repeats) + " paired repeats), FLOPs predict " +
+                          pct(r.predicted_saving_pct) + "%; " + r.machine + ", " + r.device + " " + r.dtype});
+}
+
+const SectionRegistrar kSpeedSection{{"speed", 65, speed_tables, {}, speed_findings}};
 
 }  // namespace
 }  // namespace linsweep

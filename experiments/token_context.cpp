@@ -9,8 +9,10 @@
 // and cos(e, c) in the residual space (docs/methods.md, "Token vs context").
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <tuple>
@@ -266,6 +268,13 @@ UnitResult run_token_context(const ExperimentInput& in) {
 
 const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*needs_model=*/true};
 
+bool has_interval(const TokenContextRow& r) { return std::isfinite(r.auc_ci_low) && std::isfinite(r.auc_ci_high); }
+
+std::string auc_cell(const TokenContextRow& r) {
+  return has_interval(r) ? fmt::format("{} [{}, {}]", num(r.auc, 3), num(r.auc_ci_low, 3), num(r.auc_ci_high, 3))
+                         : num(r.auc, 3);
+}
+
 // A pivot: one row per (model, corpus, layer), one AUC column per variant, then ‖r‖, ‖e‖, ‖c‖
 // and cos(e, c).
 void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out) {
@@ -274,14 +283,14 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
   if (rows.empty()) return;
   std::vector<std::string> variants;
   struct Cell {
-    std::map<std::string, double> auc;
+    std::map<std::string, std::string> auc;  // "0.567 [0.542, 0.590]"; the AUC alone before intervals were kept
     double r = 0, e = 0, c = 0, cos = 0;
   };
   std::map<std::tuple<std::string, std::string, std::int64_t>, Cell> cells;
   for (const auto& r : rows) {
     if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) variants.push_back(r.variant);
     Cell& c = cells[{r.model, r.corpus, r.layer}];
-    c.auc[r.variant] = r.auc;
+    c.auc[r.variant] = auc_cell(r);
     c.r = r.r_norm, c.e = r.e_norm, c.c = r.c_norm, c.cos = r.cosine;
   }
   ReportTable rt{"token_context",
@@ -290,7 +299,8 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
                  "entering the block (r_block, c_block = r_block − e)",
                  {"model", "corpus", "layer"},
                  {},
-                 "Norms and the cosine are of the residual stream the MLP's norm reads: r = e + c (the stream "
+                 "AUCs with their 95% bootstrap interval over hold-out rows. Norms and the cosine are of the residual "
+                 "stream the MLP's norm reads: r = e + c (the stream "
                  "entering the block plus its attention; for a parallel-residual block, the stream entering "
                  "it). token_lookup: each token's "
                  "label rate on the training rows, the token being the one δ scores (t + 1); "
@@ -300,7 +310,7 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
   for (const char* h : {"‖r‖", "‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
   for (const auto& [key, c] : cells) {
     std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key))};
-    for (const auto& v : variants) row.push_back(c.auc.count(v) ? num(c.auc.at(v), 3) : "");
+    for (const auto& v : variants) row.push_back(c.auc.count(v) ? c.auc.at(v) : "");
     for (double v : {c.r, c.e, c.c, c.cos}) row.push_back(num(v, 3));
     rt.rows.push_back(std::move(row));
   }
@@ -311,7 +321,8 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
 void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
   std::vector<SeriesPoint> points;
   for (const auto& r : token_context_table().rows(in.tables))
-    points.push_back({r.model + "\n" + r.corpus, r.variant, static_cast<double>(r.layer), r.auc});
+    points.push_back({r.model + "\n" + r.corpus, r.variant, static_cast<double>(r.layer), r.auc, r.auc_ci_low,
+                      r.auc_ci_high, has_interval(r)});
   std::map<std::string, SvgFigure> figures;
   for (auto& [chart, series] : group_series(points)) {
     const std::string model = chart.substr(0, chart.find('\n')), corpus = chart.substr(chart.find('\n') + 1);
@@ -325,11 +336,40 @@ void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
                     "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, on the residual r "
                     "the MLP's norm reads, on e and c = r − e, on the paper's X − e, on the stream entering the "
                     "block and its context (r_block, c_block), of per-token lookups (by the "
-                    "predicted token and by the input token) and of a random score.",
+                    "predicted token and by the input token) and of a random score; bars: 95% bootstrap "
+                    "intervals over the hold-out rows.",
                     model, ""});
 }
 
-const SectionRegistrar kTokenContextSection{{"token_context", 40, token_context_tables, token_context_figures}};
+// Token against context per (model, corpus): at how many layers the lookup by the predicted
+// token and the gate on the context c = r − e are apart by their intervals, either way.
+void token_context_findings(const TableSet& tables, std::vector<Finding>* out) {
+  const auto rows = token_context_table().rows(tables);
+  std::map<std::tuple<std::string, std::string, std::int64_t>, std::map<std::string, const TokenContextRow*>> layers;
+  for (const auto& r : rows) layers[{r.model, r.corpus, r.layer}][r.variant] = &r;
+  struct Tally {
+    int token = 0, context = 0, overlap = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Tally> tallies;
+  for (const auto& [key, variants] : layers) {
+    const auto t = variants.find("token_lookup"), c = variants.find("c");
+    if (t == variants.end() || c == variants.end() || !has_interval(*t->second) || !has_interval(*c->second)) continue;
+    Tally& tally = tallies[{std::get<0>(key), std::get<1>(key)}];
+    if (t->second->auc_ci_low > c->second->auc_ci_high)
+      ++tally.token;
+    else if (c->second->auc_ci_low > t->second->auc_ci_high)
+      ++tally.context;
+    else
+      ++tally.overlap;
+  }
+  for (const auto& [key, t] : tallies)
+    out->push_back({key.first, key.second, "token vs context, gate AUC",
+                    fmt::format("token lookup ahead at {}/{} layers, context c at {} (apart by their intervals)",
+                                t.token, t.token + t.context + t.overlap, t.context)});
+}
+
+const SectionRegistrar kTokenContextSection{
+    {"token_context", 40, token_context_tables, token_context_figures, token_context_findings}};
 
 }  // namespace
 }  // namespace linsweep

@@ -221,7 +221,7 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   // its committed units current again even when nothing is left to run).
   auto record_plan = [&] {
     if (!options.dry_run && fs::exists(StoreLayout(spec.store).marker()))
-      Store::open_read(spec.store).record_plan("submit", plan_slots(plan));
+      Store::open_read(spec.store).record_plan(plan_record("submit", plan, spec, spec_path, options.overrides));
   };
   if (pending.empty()) {
     record_plan();

@@ -50,7 +50,8 @@ std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const Ru
   for (const auto& e : setup->plan.not_planned) std::fprintf(stderr, "run: skipped %s\n", e.c_str());
   record_run(setup->store, spec_path, options);
   // A job of a split submission runs part of a plan that `submit` recorded.
-  if (!listed) setup->store.record_plan(options.command, plan_slots(setup->plan));
+  if (!listed)
+    setup->store.record_plan(plan_record(options.command, setup->plan, setup->spec, spec_path, options.overrides));
   return setup;
 }
 
@@ -93,6 +94,17 @@ void restrict_plan(const std::set<std::string>& wanted, const std::vector<std::s
     units.push_back(std::move(u));
   }
   plan->units = std::move(units);
+}
+
+PlanRecord plan_record(const std::string& command, const Plan& plan, const SweepSpec& spec,
+                       const std::string& spec_path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(spec_path, ec);
+  return {.command = command,
+          .slots = plan_slots(plan),
+          .spec = ec ? spec_path : abs.lexically_normal().string(),
+          .overrides = overrides,
+          .spec_text = spec.text};
 }
 
 std::string recorded_spec(const std::string& store_dir, RunOptions* options) {

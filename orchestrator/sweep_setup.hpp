@@ -37,6 +37,11 @@ std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const Ru
 // slot -> unit id of every unit of `plan`, for Store::record_plan.
 std::map<std::string, std::string> plan_slots(const Plan& plan);
 
+// The record of planning `plan` by `command` from the spec file `spec_path` (made absolute)
+// with `overrides`, as `spec` holds it after them.
+PlanRecord plan_record(const std::string& command, const Plan& plan, const SweepSpec& spec,
+                       const std::string& spec_path, const std::vector<std::string>& overrides);
+
 // For --units: the unit ids listed in `path` (one per line; blank lines and # comments
 // skipped). Throws InputError when `path` cannot be read or names a unit the plan does not
 // have. Called before the store is opened, so that a bad list changes nothing.

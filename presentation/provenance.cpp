@@ -63,6 +63,7 @@ Provenance read_provenance(const Store& store, const std::map<std::string, Table
   p.store = store.dir();
   read_run_record(store, &p);
   if (is_regular_file(store.spec_path())) p.spec_text = read_file(store.spec_path(), kSpecBytes);
+  p.plans = read_plan_records(store.layout().plans_dir());
   p.status = summarize_store(store);
   p.hosts = journal_hosts(store);
   p.units = units_table(store, tables);

@@ -1,4 +1,5 @@
-// Where a store's results came from, for the report: the spec, the runs recorded in run.json,
+// Where a store's results came from, for the report: the spec, each planning's spec and
+// overrides (plans/<seq>.json), the last run recorded in run.json,
 // the hosts and times of the journal, what failed, and the store's per-unit `units` table when
 // it has one.
 #pragma once
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/plan_records.hpp"
 #include "storage/store_status.hpp"
 #include "storage/table.hpp"
 
@@ -22,6 +24,7 @@ struct Provenance {
   std::string spec_path;               // from run.json ("" when the store was never run by `linsweep run`)
   std::vector<std::string> overrides;  // command-line overrides recorded in run.json
   std::string spec_text;               // STORE/spec.yaml, the spec frozen at creation ("" when absent)
+  std::vector<PlanRecord> plans;       // every planning (`run`, `resume`, `submit`), its spec and overrides
   StoreStatus status;                  // units by experiment, failures, first and last journal event
   struct Host {
     std::string host;

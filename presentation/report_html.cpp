@@ -1,4 +1,4 @@
-// index.html: contents, provenance, the paper's figures, the tables, a part per model.
+// index.html: the findings, contents, the paper's figures, the tables, a part per model, provenance.
 #include "presentation/report_html.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include "common/atomic_file.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/figures.hpp"
+#include "presentation/findings.hpp"
 #include "presentation/svg_text.hpp"
 #include "storage/store.hpp"
 
@@ -23,6 +24,7 @@ body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 0; colo
        line-height: 1.45; }
 header, nav, main { max-width: 1180px; margin: 0 auto; padding: 0 20px; box-sizing: border-box; }
 header { padding-top: 14px; }
+main nav { padding: 0; }
 h1 { font-size: 1.6em; margin: .4em 0 .2em; }
 h2 { font-size: 1.3em; border-bottom: 2px solid #0072B2; padding-bottom: 3px; margin-top: 1.8em; }
 h3 { font-size: 1.08em; margin: 1.2em 0 .4em; }
@@ -34,10 +36,15 @@ nav li li { font-size: .92em; }
 figure { margin: 1em 0; background: #fff; border: 1px solid #dcdcdc; padding: 10px; box-sizing: border-box; }
 figure svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: .9em; color: #3a3a3a; margin-top: .5em; }
+div.wide { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; width: 100%; font-size: .84em; background: #fff; margin: .3em 0; }
-th, td { border: 1px solid #d6d6d6; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #d6d6d6; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: normal;
+         word-break: normal; hyphens: none; }
 th { background: #eef2f6; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: normal; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+span.nw { white-space: nowrap; }
+#findings table { font-size: .9em; }
+#findings td:nth-child(-n+2) { font-weight: bold; white-space: nowrap; }
 .links, .note { font-size: .88em; color: #444; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; border: 1px solid #dcdcdc; padding: 8px;
       font-size: .82em; }
@@ -56,16 +63,42 @@ bool numeric_cell(const std::string& c) {
   return !c.empty() && (std::isdigit(static_cast<unsigned char>(c[0])) || c[0] == '+' || c[0] == '-' || c == "n/a");
 }
 
-std::string html_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
-  std::string o = "<table>\n<thead><tr>";
-  for (const auto& h : headers) o += "<th>" + esc(h) + "</th>";
+// A cell's text, escaped, with every piece between spaces that holds a line-break opportunity
+// of its own (a hyphen, a slash, a dash) kept on one line: "gpt2-m" and "-0.03" never break.
+std::string cell_html(const std::string& text) {
+  std::string o, piece;
+  const auto flush = [&] {
+    const bool breakable = piece.find_first_of("-/") != std::string::npos ||
+                           piece.find("\u2013") != std::string::npos || piece.find("\u2014") != std::string::npos;
+    o += breakable ? "<span class=\"nw\">" + esc(piece) + "</span>" : esc(piece);
+    piece.clear();
+  };
+  for (char c : text) {
+    if (c == ' ' || c == '\n') {
+      flush();
+      o += c;
+    } else {
+      piece += c;
+    }
+  }
+  flush();
+  return o;
+}
+
+// `numbers_right`: cells that read as numbers are right-aligned (not in prose tables).
+std::string html_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
+                       bool numbers_right = true) {
+  // Cells break only between words; a table wider than the page scrolls inside its box.
+  std::string o = "<div class=\"wide\">\n<table>\n<thead><tr>";
+  for (const auto& h : headers) o += "<th>" + cell_html(h) + "</th>";
   o += "</tr></thead>\n<tbody>\n";
   for (const auto& r : rows) {
     o += "<tr>";
-    for (const auto& c : r) o += (numeric_cell(c) ? "<td class=\"num\">" : "<td>") + esc(c) + "</td>";
+    for (const auto& c : r)
+      o += (numbers_right && numeric_cell(c) ? "<td class=\"num\">" : "<td>") + cell_html(c) + "</td>";
     o += "</tr>\n";
   }
-  return o + "</tbody>\n</table>\n";
+  return o + "</tbody>\n</table>\n</div>\n";
 }
 
 std::string store_table(const Table& t) {
@@ -84,6 +117,33 @@ std::string duration_text(double s) {
   if (s < 120) return fmt::format("{:.1f} s", s);
   if (s < 7200) return fmt::format("{:.1f} min", s / 60);
   return fmt::format("{:.1f} h", s / 3600);
+}
+
+// Every planning of the sweep with its spec file and overrides, and each distinct spec text
+// (overrides applied) once, naming the plannings that used it.
+std::string plans_html(const Provenance& p) {
+  std::string o = "<h3 id=\"provenance-runs\">Runs: each planning's spec and overrides</h3>\n";
+  if (p.plans.empty()) return o + "<p class=\"empty\">no planning recorded</p>\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> texts;  // in order of first use
+  for (const auto& r : p.plans) {
+    std::string overrides;
+    for (const auto& v : r.overrides) overrides += (overrides.empty() ? "" : " ") + v;
+    rows.push_back({std::to_string(r.seq), utc_time(r.time), r.command, r.spec.empty() ? "not recorded" : r.spec,
+                    overrides.empty() ? "none" : overrides, std::to_string(r.slots.size())});
+    if (r.spec_text.empty()) continue;
+    auto it = std::find_if(texts.begin(), texts.end(), [&](const auto& t) { return t.first == r.spec_text; });
+    if (it == texts.end()) texts.push_back({r.spec_text, {}}), it = texts.end() - 1;
+    it->second.push_back(r.seq);
+  }
+  o += html_table({"planning", "time", "command", "spec", "overrides", "units planned"}, rows);
+  for (const auto& [text, seqs] : texts) {
+    std::string which;
+    for (std::int64_t q : seqs) which += (which.empty() ? "" : ", ") + std::to_string(q);
+    o += "<details class=\"planned-spec\"><summary>The spec as planning " + which +
+         " read it, overrides applied</summary>\n<pre>" + esc(text) + "</pre>\n</details>\n";
+  }
+  return o;
 }
 
 std::string provenance_html(const Provenance& p, double now) {
@@ -127,10 +187,23 @@ std::string provenance_html(const Provenance& p, double now) {
     o += "<details id=\"provenance-units\"><summary>Every unit: version, host and times (" +
          std::to_string(p.units->rows.size()) + ")</summary>\n" + store_table(*p.units) + "</details>\n";
   }
+  o += plans_html(p);
   if (!p.spec_text.empty())
-    o += "<details id=\"provenance-spec\"><summary>spec.yaml, frozen when the store was created</summary>\n<pre>" +
+    o += "<details id=\"provenance-spec\"><summary>spec.yaml, as written when the store was created</summary>\n<pre>" +
          esc(p.spec_text) + "</pre>\n</details>\n";
   return o + "</section>\n";
+}
+
+// The summary that opens the report: each (model, corpus) row's findings, then the note on
+// how they were chosen.
+std::string findings_html(const ReportTable& findings) {
+  std::string o = "<section id=\"findings\">\n<h2>Findings</h2>\n";
+  if (findings.rows.empty())
+    return o + "<p class=\"empty\">No experiment with a summary has results in this store yet.</p>\n</section>\n";
+  o += "<p class=\"links\"><a href=\"csv/findings.csv\">CSV</a> · the tables and figures below hold every "
+       "number</p>\n";
+  o += html_table(findings.headers, findings.rows, /*numbers_right=*/false);
+  return o + "<p class=\"note\">" + esc(findings.note) + "</p>\n</section>\n";
 }
 
 std::string figure_id(const Figure& f) { return "fig-" + f.stem; }
@@ -173,7 +246,7 @@ Arrangement arrange(const std::vector<Figure>& figures) {
 }
 
 std::string contents_html(const Arrangement& a, const std::vector<ReportTable>& tables) {
-  std::string o = "<nav id=\"contents\">\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#provenance\">Provenance</a></li>\n";
+  std::string o = "<nav id=\"contents\">\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n";
   auto list = [&](const std::vector<const Figure*>& figs, bool with_paper) {
     o += "<ol>\n";
     for (const Figure* f : figs)
@@ -202,7 +275,7 @@ std::string contents_html(const Arrangement& a, const std::vector<ReportTable>& 
     list(a.other, false);
     o += "</li>\n";
   }
-  return o + "</ol>\n</nav>\n";
+  return o + "<li><a href=\"#provenance\">Provenance</a></li>\n</ol>\n</nav>\n";
 }
 
 std::string models_html(const Arrangement& a) {
@@ -228,8 +301,8 @@ std::string models_html(const Arrangement& a) {
 
 }  // namespace
 
-std::string render_html(const Provenance& provenance, const std::vector<ReportTable>& tables,
-                        const std::vector<Figure>& figures, double now) {
+std::string render_html(const Provenance& provenance, const ReportTable& findings,
+                        const std::vector<ReportTable>& tables, const std::vector<Figure>& figures, double now) {
   const Arrangement a = arrange(figures);
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -240,7 +313,7 @@ std::string render_html(const Provenance& provenance, const std::vector<ReportTa
        esc(provenance.store) +
        "</code>, every table and figure of the paper for which the store has data.</p>\n"
        "</header>\n";
-  o += contents_html(a, tables) + "<main>\n" + provenance_html(provenance, now);
+  o += "<main>\n" + findings_html(findings) + contents_html(a, tables);
   if (tables.empty() && figures.empty()) o += "<p class=\"empty\">The store has no result rows yet.</p>\n";
   if (!a.paper.empty()) {
     o += "<section id=\"paper-figures\">\n<h2>The paper's figures</h2>\n";
@@ -258,18 +331,20 @@ std::string render_html(const Provenance& provenance, const std::vector<ReportTa
     for (const Figure* f : a.other) o += figure_html(*f);
     o += "</section>\n";
   }
-  return o + "</main>\n</body>\n</html>\n";
+  return o + provenance_html(provenance, now) + "</main>\n</body>\n</html>\n";
 }
 
 HtmlReportFiles write_html_report(const Store& store, const std::string& out_dir, const std::string& version) {
   const TableSet tables = store.read_tables();  // every unit file read once, before anything is written
-  const std::vector<ReportTable> report = build_report(tables);
+  std::vector<ReportTable> report = build_report(tables);
+  const ReportTable findings = findings_table(collect_findings(tables));
   const std::vector<Figure> figures = build_figures(tables, store);
   Provenance provenance = read_provenance(store, tables);
   provenance.written_by = version;
-  const std::string html = render_html(provenance, report, figures, static_cast<double>(std::time(nullptr)));
+  const std::string html = render_html(provenance, findings, report, figures, static_cast<double>(std::time(nullptr)));
   HtmlReportFiles out;
-  const ReportFiles written = write_report(report, out_dir);  // tables.md, tables.tex, csv/
+  if (!findings.rows.empty()) report.insert(report.begin(), findings);  // first in tables.md and csv/ too
+  const ReportFiles written = write_report(report, out_dir);            // tables.md, tables.tex, csv/
   make_output_dir(out_dir + "/figures");
   out.index = out_dir + "/index.html";
   out.files.push_back(out.index);

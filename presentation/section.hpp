@@ -36,6 +36,15 @@ struct FigureInput {
   const Store& store;
 };
 
+// One cell of the report's findings summary: what a section concludes for (model, corpus)
+// under the column `topic`, in one line with its interval where the store holds one.
+struct Finding {
+  std::string model;
+  std::string corpus;
+  std::string topic;  // the summary's column, e.g. "cheapest layer (all-linear Δ%)"
+  std::string text;
+};
+
 struct SummarySection {
   std::string name;  // for messages
   int order = 0;     // position in the report: lower first
@@ -43,6 +52,8 @@ struct SummarySection {
   std::function<void(const TableSet&, std::vector<ReportTable>*)> tables;
   // Appends the section's figures (none without data); may be empty.
   std::function<void(const FigureInput&, std::vector<Figure>*)> figures;
+  // Appends the section's findings for the summary at the top of the report; may be empty.
+  std::function<void(const TableSet&, std::vector<Finding>*)> findings{};
 };
 
 // Registered sections in report order. Filled before main(), read-only afterwards.

@@ -147,7 +147,12 @@ Bounds chart_bounds(const SvgChart& c) {
   for (double e : c.edges()) take(e, b.xmin, b.xmax);
   if (!c.counts().empty()) take(0, b.ymin, b.ymax);
   for (double n : c.counts()) take(n, b.ymin, b.ymax);
-  for (const auto& r : c.references()) take(r.y, b.ymin, b.ymax);
+  for (const auto& r : c.references()) {
+    take(r.y, b.ymin, b.ymax);
+    if (std::isfinite(r.low) && std::isfinite(r.high)) take(r.low, b.ymin, b.ymax), take(r.high, b.ymin, b.ymax);
+  }
+  const bool floored = std::isfinite(c.y_floor()) && !(b.ymin < c.y_floor());
+  if (floored) take(c.y_floor(), b.ymin, b.ymax);
   if (!std::isfinite(b.xmin)) b.xmin = c.log_x() ? 1 : 0, b.xmax = c.log_x() ? 10 : 1;
   if (!std::isfinite(b.ymin)) b.ymin = 0, b.ymax = 1;
   b.integer_x = integers && any_x;
@@ -160,7 +165,7 @@ Bounds chart_bounds(const SvgChart& c) {
   }
   if (b.ymax == b.ymin) b.ymin -= 0.5, b.ymax += 0.5;
   const double ypad = (b.ymax - b.ymin) * 0.06;
-  if (c.counts().empty()) b.ymin -= ypad;
+  if (c.counts().empty() && !floored) b.ymin -= ypad;
   b.ymax += ypad;
   return b;
 }
@@ -361,6 +366,13 @@ Drawn draw_chart(const SvgChart& c, const Bounds& b, const std::vector<std::size
       kTitleFont, xml_escape(c.title()));
   d.body += draw_axes(c, f, yticks);
   d.body += draw_histogram(c, f);
+  for (const auto& r : c.references())
+    if (std::isfinite(r.low) && std::isfinite(r.high))
+      d.body += fmt::format(
+          "<rect class=\"interval band\" data-label=\"{}\" data-low=\"{}\" data-high=\"{}\" x=\"{:.1f}\" "
+          "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#555\" fill-opacity=\"0.12\"/>\n",
+          xml_escape(r.label), exact_text(r.low), exact_text(r.high), f.left, f.Y(std::max(r.low, r.high)), f.pw,
+          std::max(1.0, std::abs(f.Y(r.low) - f.Y(r.high))));
   for (const auto& r : c.references())
     d.body += fmt::format(
         "<line class=\"reference\" data-label=\"{}\" data-y=\"{}\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "

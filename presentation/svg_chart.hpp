@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,10 +49,13 @@ struct ChartSeries {
   Mark mark = Mark::kLine;
 };
 
-// A horizontal line across the plot (a baseline), dashed grey and listed in the legend.
+// A horizontal line across the plot (a baseline), dashed grey and listed in the legend; with
+// finite `low` and `high`, its interval is drawn as a grey band behind it.
 struct ReferenceLine {
   std::string label;
   double y = 0;
+  double low = std::numeric_limits<double>::quiet_NaN();
+  double high = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One panel of axes: series, reference lines, or histogram bars. Non-finite values are skipped.
@@ -63,6 +67,9 @@ class SvgChart {
   void add_reference(ReferenceLine r) { references_.push_back(std::move(r)); }
   // A logarithmic x axis (values ≤ 0 are skipped), ticks at powers of ten.
   void set_log_x(bool on = true) { log_x_ = on; }
+  // The y axis starts at `y` (no padding below) unless data lie below it: for a quantity whose
+  // meaning starts there, such as a share from 0.
+  void set_y_floor(double y) { y_floor_ = y; }
   // Histogram bars: bin edges (n + 1) and counts (n).
   void set_histogram(std::vector<double> edges, std::vector<double> counts) {
     edges_ = std::move(edges);
@@ -76,6 +83,7 @@ class SvgChart {
   const std::vector<double>& edges() const noexcept { return edges_; }
   const std::vector<double>& counts() const noexcept { return counts_; }
   bool log_x() const noexcept { return log_x_; }
+  double y_floor() const noexcept { return y_floor_; }
   // A complete SVG document of this chart alone (split into panels past kMaxSeriesPerPanel).
   std::string render() const;
 
@@ -85,6 +93,7 @@ class SvgChart {
   std::vector<ReferenceLine> references_;
   std::vector<double> edges_, counts_;
   bool log_x_ = false;
+  double y_floor_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A grid of labelled cells coloured by value on a diverging blue-white-red scale centred at 0,

@@ -53,6 +53,11 @@ PlanRecord parse_record(const std::string& path, std::int64_t seq) {
   r.seq = seq;
   if (j.contains("time") && j["time"].is_number()) r.time = j["time"].get<double>();
   if (j.contains("command") && j["command"].is_string()) r.command = j["command"].get<std::string>();
+  if (j.contains("spec") && j["spec"].is_string()) r.spec = j["spec"].get<std::string>();
+  if (j.contains("spec_text") && j["spec_text"].is_string()) r.spec_text = j["spec_text"].get<std::string>();
+  if (j.contains("overrides") && j["overrides"].is_array())
+    for (const auto& o : j["overrides"])
+      if (o.is_string()) r.overrides.push_back(o.get<std::string>());
   for (const auto& [slot, id] : j["slots"].items()) {
     if (!id.is_string()) throw bad("slot '" + printable(slot) + "' names no unit id");
     r.slots.emplace(slot, id.get<std::string>());
@@ -75,8 +80,9 @@ std::int64_t append_plan_record(const std::string& plans_dir, PlanRecord record)
   for (int attempt = 0; attempt < 1000; ++attempt) {
     const std::vector<std::int64_t> seqs = record_seqs(plans_dir);
     record.seq = seqs.empty() ? 1 : seqs.back() + 1;
-    const nlohmann::json j = {
-        {"seq", record.seq}, {"time", record.time}, {"command", record.command}, {"slots", slots}};
+    const nlohmann::json j = {{"seq", record.seq},   {"time", record.time},           {"command", record.command},
+                              {"spec", record.spec}, {"overrides", record.overrides}, {"spec_text", record.spec_text},
+                              {"slots", slots}};
     atomic_write_text(tmp, j.dump() + "\n");
     const std::string path = record_path(plans_dir, record.seq);
     if (::link(tmp.c_str(), path.c_str()) == 0) {

@@ -16,6 +16,11 @@ struct PlanRecord {
   double time = 0;                           // unix seconds
   std::string command;                       // "run", "resume", "submit"
   std::map<std::string, std::string> slots;  // slot -> the unit id planned for it
+  // What was planned from (empty in records written before they were kept): the spec file,
+  // the command line's overrides, and the spec's text with them applied.
+  std::string spec;
+  std::vector<std::string> overrides;
+  std::string spec_text;
 };
 
 // Writes `record` as the next plan record (its seq: one more than the last) atomically and

@@ -317,8 +317,8 @@ std::string Store::read_unit_params(const std::string& unit_id) const {
   return read_unit_params_file(layout_.unit_file(unit_id));
 }
 
-std::int64_t Store::record_plan(const std::string& command, const std::map<std::string, std::string>& slots) {
-  return append_plan_record(layout_.plans_dir(), {.command = command, .slots = slots});
+std::int64_t Store::record_plan(PlanRecord record) {
+  return append_plan_record(layout_.plans_dir(), std::move(record));
 }
 
 namespace {

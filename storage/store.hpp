@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.hpp"
 #include "storage/journal.hpp"
+#include "storage/plan_records.hpp"
 #include "storage/store_layout.hpp"
 #include "storage/store_lock.hpp"
 #include "storage/table.hpp"
@@ -83,11 +84,11 @@ class Store {
   // Only the unit's `params` attribute (its provenance), without reading tables or arrays.
   std::string read_unit_params(const std::string& unit_id) const;
 
-  // Records a planning of the sweep (plan_records.hpp): `slots` maps each planned slot to its
-  // unit id; from now on those units are the slots' current ones (unit_standing.hpp). Returns
-  // the record's seq. Needs no lock (`submit` records beside a running job). Throws
-  // StorageError, DiskFullError.
-  std::int64_t record_plan(const std::string& command, const std::map<std::string, std::string>& slots);
+  // Records a planning of the sweep (plan_records.hpp): `record.slots` maps each planned slot
+  // to its unit id; from now on those units are the slots' current ones (unit_standing.hpp).
+  // Its seq and (when 0) time are filled here. Returns the record's seq. Needs no lock
+  // (`submit` records beside a running job). Throws StorageError, DiskFullError.
+  std::int64_t record_plan(PlanRecord record);
 
   // The rows of every known table from the committed units (each unit file read once; arrays
   // files never), each with a trailing `unit` string column, in unit-id order, plus the `units`

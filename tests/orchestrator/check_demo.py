@@ -102,6 +102,14 @@ def check_tables(out):
     check({"AUC r", "AUC c", "AUC paper"} <= set(context), f"token_context header {context}")
     lists = read_csv(os.path.join(csvdir, "routing_lists.csv"))
     check(all(int(r[lists[0].index("listed")]) > 0 for r in lists[1:]), "routing_lists: a model lists no token")
+    # The report opens with findings: a row per model and corpus, each with its layers and gates.
+    findings = read_csv(os.path.join(csvdir, "findings.csv"))
+    check(sorted((r[0], r[1]) for r in findings[1:]) == sorted((m, c) for m in MODELS for c in CORPORA),
+          f"findings rows {[(r[0], r[1]) for r in findings[1:]]}")
+    for topic in ("cheapest layer, all-linear Δ%", "chosen gate vs random routing, Δ% difference",
+                  "compound, every chosen gate at once"):
+        col = findings[0].index(topic)
+        check(all(r[col].strip() not in ("", "–") for r in findings[1:]), f"findings: an empty '{topic}' cell")
     progressive = read_csv(os.path.join(csvdir, "progressive.csv"))
     check({"progressive", "control"} <= {r[1] for r in progressive[1:]}, "progressive: no control beside it")
     scale = read_csv(os.path.join(csvdir, "cross_scale.csv"))

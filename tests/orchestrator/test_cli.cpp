@@ -425,10 +425,14 @@ TEST_CASE("[store] query, tables, plot and rebuild on a store", "[store]") {
   REQUIRE(r.code == 0);
   j = nlohmann::json::parse(r.out);
   CHECK(j["figures"] == 16);
+  // The report's tables are `tables`' plus the findings summary that opens the page.
   CHECK(j["tables"] ==
-        nlohmann::json::parse(run("tables " + q(store) + " --out " + q(dir / "t2") + " --json").out)["tables"].size());
+        nlohmann::json::parse(run("tables " + q(store) + " --out " + q(dir / "t2") + " --json").out)["tables"].size() +
+            1);
   const std::string html = test::read_text(dir / "site/index.html");
-  CHECK(html.find("<nav id=\"contents\">") != std::string::npos);
+  CHECK(html.find("<main>\n<section id=\"findings\">") != std::string::npos);
+  CHECK(html.find("<section id=\"findings\">") < html.find("<nav id=\"contents\">"));
+  CHECK(std::filesystem::exists(dir / "site/csv/findings.csv"));
   CHECK(html.find("href=\"csv/all_linear_extremes.csv\"") != std::string::npos);
   CHECK(std::filesystem::exists(dir / "site/csv/all_linear_extremes.csv"));
   CHECK(std::filesystem::exists(dir / "site/figures/all_linear_model-1.svg"));

@@ -20,5 +20,6 @@ if ! cmp -s "$work/node/package-lock.json" "$work/node/.installed-lock" 2>/dev/n
   cp "$work/node/package-lock.json" "$work/node/.installed-lock"
 fi
 "$bin" report "$store" --out "$work/report" > /dev/null
-node "$work/node/browser_check.mjs" "$work/report/index.html" "$work/screenshots" fig-fig2_ fig-fig4_ fig-fig5_
+node "$work/node/browser_check.mjs" "$work/report/index.html" "$work/screenshots" \
+  --intervals=fig-fig1_,fig-fig2_,fig-fig3_,fig-fig5_,fig-token_context_,fig-all_linear_ fig-fig2_ fig-fig4_ fig-fig5_
 ls "$work/screenshots"

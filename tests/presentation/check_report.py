@@ -11,6 +11,7 @@ Exits 77 (skipped) without h5py and numpy for /usr/bin/python3.
 """
 import csv
 import glob
+import html
 import html.parser
 import json
 import math
@@ -94,6 +95,9 @@ def panels(root):
         out.setdefault(title, {}).update(series)
         refs.setdefault(title, {}).update({e.get("data-label"): float(e.get("data-y")) for e in p.iter(f"{SVG}line")
                                            if e.get("class") == "reference"})
+        # A reference line's interval: {label + " band": (low, high)}.
+        refs[title].update({e.get("data-label") + " band": (float(e.get("data-low")), float(e.get("data-high")))
+                            for e in p.iter(f"{SVG}rect") if e.get("class") == "interval band"})
     return out, refs
 
 
@@ -167,10 +171,22 @@ def check_fig1_fig3(out, rows, src):
                 mr = [r for r in rows if r["model"] == m and r["corpus"] == corpus]
                 p = model_parameters(src, m)
                 check(mr[0]["params"] == p, f"all_linear params of {m}: {mr[0]['params']}, safetensors {p}")
-                cost = [r["delta_pct"] for r in mr if r["layer"] > 0] or [r["delta_pct"] for r in mr]
-                expected[float(p)] = (statistics.median(cost), math.nan, math.nan)
+                used = sorted([r for r in mr if r["layer"] > 0] or mr, key=lambda r: r["delta_pct"])
+                lo, hi = used[(len(used) - 1) // 2], used[len(used) // 2]  # the middle layer(s)
+                expected[float(p)] = (statistics.median(r["delta_pct"] for r in used),
+                                      min(lo["ci_low"], hi["ci_low"]), max(lo["ci_high"], hi["ci_high"]))
             check_points(series[fam], expected, f"fig3 {corpus} {fam}")
     checked.append(f"Fig. 1 and Fig. 3: {len(corpora)} corpora, values = all_linear rows, parameters = safetensors")
+
+
+def share_axis_floor(root, title):
+    """The lowest y tick label of panel `title` (a number)."""
+    for p in root.iter(f"{SVG}g"):
+        if p.get("class") == "panel" and p.get("data-title") == title:
+            ticks = [float(t.text) for t in p.iter(f"{SVG}text")
+                     if t.get("text-anchor") == "end" and t.get("class") is None and re.fullmatch(r"-?[0-9.]+", (t.text or "").strip())]
+            return min(ticks) if ticks else None
+    fail(f"no panel {title}")
 
 
 def check_fig2_fig5(out, gates, all_linear, compound):
@@ -189,8 +205,9 @@ def check_fig2_fig5(out, gates, all_linear, compound):
             check_points(s["random routing at the gate's share (95% CI)"],
                          {g["layer"]: (g["random_delta_pct"], g["random_ci_low"], g["random_ci_high"]) for g in ch},
                          f"fig2 {m} {c} random routing")
-            beats = {g["layer"]: (g["delta_pct"], math.nan, math.nan) for g in ch if g["delta_pct"] < 0}
-            ring = "gate beats the untouched model (Δ% < 0)"
+            # A ring only where the whole interval lies below zero, never on a point estimate alone.
+            beats = {g["layer"]: (g["delta_pct"], math.nan, math.nan) for g in ch if g["ci_high"] < 0}
+            ring = "gate beats the untouched model (whole 95% CI below 0)"
             if beats:
                 check_points(s[ring], beats, f"fig2 {m} {c} rings")
             else:
@@ -205,8 +222,13 @@ def check_fig2_fig5(out, gates, all_linear, compound):
             if comp:
                 check(refs[f"{c}: share routed linear"] == {"compound: mean share, every gate at once": comp[0]["pct_linear"]},
                       f"fig5 {m} {c}: compound share line {refs[f'{c}: share routed linear']}")
-                check(refs[f"{c}: cost"] == {"compound: Δ% with every gate at once": comp[0]["delta_pct"]},
-                      f"fig5 {m} {c}: compound cost line")
+                label = "compound: Δ% with every gate at once (band: 95% CI)"
+                check(refs[f"{c}: cost"] == {label: comp[0]["delta_pct"],
+                                             label + " band": (comp[0]["ci_low"], comp[0]["ci_high"])},
+                      f"fig5 {m} {c}: compound cost line and band {refs[f'{c}: cost']}")
+            # Shares start at 0: the lowest tick of the share panel's y axis is 0.
+            check(share_axis_floor(svg(out, f"fig5_redistribution_{m}"), f"{c}: share routed linear") == 0,
+                  f"fig5 {m} {c}: the share axis does not start at 0")
         got, _ = panels(svg(out, f"gate_share_{m}"))
         for c in corpora:
             variants = sorted({g["gate"] for g in gates if g["model"] == m and g["corpus"] == c})
@@ -214,7 +236,8 @@ def check_fig2_fig5(out, gates, all_linear, compound):
             for v in variants:
                 check_points(got[c][v], {g["layer"]: (g["pct_linear"], math.nan, math.nan) for g in gates
                                          if g["model"] == m and g["corpus"] == c and g["gate"] == v}, f"gate_share {m} {c} {v}")
-    checked.append(f"Fig. 2, Fig. 5, gate shares: {len(chosen)} chosen gates, rings where Δ% < 0, compound lines")
+    checked.append(f"Fig. 2, Fig. 5, gate shares: {len(chosen)} chosen gates, rings where the CI is below 0, "
+                   "compound lines with their bands, shares from 0")
 
 
 def check_token_context(out, rows):
@@ -225,9 +248,9 @@ def check_token_context(out, rows):
             variants = sorted({r["variant"] for r in mine})
             check(sorted(got[c]) == variants, f"token_context {m} {c}: series {sorted(got[c])}")
             for v in variants:
-                check_points(got[c][v], {r["layer"]: (r["auc"], math.nan, math.nan) for r in mine if r["variant"] == v},
-                             f"token_context {m} {c} {v}")
-    checked.append(f"token_context: {len(rows)} AUCs")
+                check_points(got[c][v], {r["layer"]: (r["auc"], r["auc_ci_low"], r["auc_ci_high"]) for r in mine
+                                         if r["variant"] == v}, f"token_context {m} {c} {v}")
+    checked.append(f"token_context: {len(rows)} AUCs with their intervals")
 
 
 def check_histograms(out, store):
@@ -492,6 +515,62 @@ class Page(html.parser.HTMLParser):
             check(not v.startswith(("http:", "https:", "//")), f"index.html refers to the network: {v}")
 
 
+def findings(out):
+    """{(model, corpus): {topic: text}} from csv/findings.csv."""
+    rows = list(csv.DictReader(open(f"{out}/csv/findings.csv", encoding="utf-8")))
+    return {(r.pop("model"), r.pop("corpus")): r for r in rows}
+
+
+def check_findings(out, store):
+    """Each findings cell recomputed from the store's tables: the layers chosen on the select
+    split, counts of intervals that exclude zero, the compound and speed rows."""
+    got = findings(out)
+    al, gates, tc = table(store, "all_linear"), table(store, "gates"), table(store, "token_context")
+    compound, speed = table(store, "compound"), table(store, "speed")
+    pairs = {(r["model"], r["corpus"]) for r in al + gates + tc + compound + speed}
+    check(set(got) == pairs, f"findings rows {sorted(got)} vs {sorted(pairs)}")
+    for m, c in sorted(pairs):
+        cell = got[(m, c)]
+        mine = [r for r in al if r["model"] == m and r["corpus"] == c]
+        if mine:
+            lo = min(mine, key=lambda r: r["select_delta_pct"])
+            hi = max(mine, key=lambda r: r["select_delta_pct"])
+            for topic, r in (("cheapest layer, all-linear Δ%", lo), ("most expensive layer", hi)):
+                want = f"L{r['layer']}: {r['delta_pct']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                check(cell[topic].startswith(want), f"findings {m} {c} {topic}: {cell[topic]!r}, want {want}")
+        ch = [g for g in gates if g["model"] == m and g["corpus"] == c and g["selected"] == 1]
+        if ch:
+            beats = sum(g["vs_random_ci_high"] < 0 for g in ch)
+            worse = sum(g["vs_random_ci_low"] > 0 for g in ch)
+            best = min(ch, key=lambda g: g["vs_random_pct"])
+            want = (f"beats random at {beats}/{len(ch)} layers, worse at {worse}; largest margin "
+                    f"L{best['layer']} {best['gate']} {best['vs_random_pct']:+.2f} [")
+            topic = "chosen gate vs random routing, Δ% difference"
+            check(cell[topic].startswith(want), f"findings {m} {c} gate: {cell[topic]!r}, want {want}")
+        layers = {}
+        for r in tc:
+            if r["model"] == m and r["corpus"] == c:
+                layers.setdefault(r["layer"], {})[r["variant"]] = r
+        apart = [(v["token_lookup"], v["c"]) for v in layers.values() if "token_lookup" in v and "c" in v]
+        if apart:
+            tok = sum(t["auc_ci_low"] > x["auc_ci_high"] for t, x in apart)
+            ctx = sum(x["auc_ci_low"] > t["auc_ci_high"] for t, x in apart)
+            want = f"token lookup ahead at {tok}/{len(apart)} layers, context c at {ctx} "
+            topic = "token vs context, gate AUC"
+            check(cell[topic].startswith(want), f"findings {m} {c} token: {cell[topic]!r}, want {want}")
+        for r in compound:
+            if (r["model"], r["corpus"]) == (m, c):
+                want = f"Δ% {r['delta_pct']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                topic = "compound, every chosen gate at once"
+                check(cell[topic].startswith(want), f"findings {m} {c} compound: {cell[topic]!r}, want {want}")
+        for r in speed:
+            if (r["model"], r["corpus"], r["forward"]) == (m, c, "compound"):
+                want = f"saves {r['saving_pct']:.1f}% ({r['saving_low']:.1f} to {r['saving_high']:.1f} over "
+                topic = "wall-clock saving, compound forward"
+                check(cell[topic].startswith(want), f"findings {m} {c} speed: {cell[topic]!r}, want {want}")
+    checked.append(f"findings: {len(got)} rows recomputed from the store's tables")
+
+
 def check_page(binary, out, j, store):
     text = open(f"{out}/index.html", encoding="utf-8").read()
     page = Page()
@@ -517,6 +596,18 @@ def check_page(binary, out, j, store):
     check(0 < committed <= len(unit_paths(store)), f"status: {committed} committed for {len(unit_paths(store))} files")
     check(f"{committed} committed" in text, f"provenance: '{committed} committed' missing")
     check("<script" not in text, "index.html has a script")
+    # The findings open the page's main part; the provenance lists every planning's spec.
+    main = text[text.index("<main>"):]
+    check(main.startswith('<main>\n<section id="findings">'), "index.html: the main part does not open with the findings")
+    plans = [json.load(open(p)) for p in sorted(glob.glob(f"{store}/plans/*.json"))]
+    check(plans, f"{store}: no plan records")
+    runs = text[text.index('id="provenance-runs"'):]
+    runs = re.sub(r"</?span[^>]*>", "", runs[:runs.index("</table>")])
+    for p in plans:
+        check(re.search(rf"<tr><td[^>]*>{p['seq']}</td><td[^>]*>[0-9-]+ [0-9:]+ UTC</td><td>{p['command']}</td>", runs),
+              f"provenance: planning {p['seq']} missing")
+        for o in p.get("overrides", []):
+            check(html.escape(o, quote=False) in text, f"provenance: override {o} of planning {p['seq']} missing")
     checked.append(f"{out}/index.html: {page.svgs} figures inline, {len(csvs)} CSV links, {len(page.links)} links resolve")
 
 
@@ -539,7 +630,21 @@ def check_training(out, store):
                 check_points(got[m][v], {r["step"]: (r["ppl"], math.nan, math.nan) for r in mine if r["variant"] == v},
                              f"fig6 {c} {m} {v}")
             check(refs[m] == {"untouched model": mine[0]["ppl_base"]}, f"fig6 {c} {m}: reference {refs[m]}")
-    checked.append(f"Fig. 6: {len(rows)} evaluations of progressive and fine-tuning units")
+    # Findings: each experiment's variants at their last step against the untouched model.
+    got = findings(out)
+    for name, topic in (("progressive", "progressive linearization"), ("finetune", "fine-tuning, one budget")):
+        mine = table(store, name)
+        for m, c in {(r["model"], r["corpus"]) for r in mine}:
+            last = {}
+            for r in mine:
+                if (r["model"], r["corpus"]) == (m, c) and r["step"] >= last.get(r["variant"], r)["step"]:
+                    last[r["variant"]] = r
+            text = got[(m, c)][topic]
+            check(text.startswith(f"after {max(r['step'] for r in last.values())} steps, Δ% vs untouched: "),
+                  f"findings {m} {c} {topic}: {text!r}")
+            for v, r in last.items():
+                check(f"{v} {r['delta_pct']:+.2f}" in text, f"findings {m} {c} {topic}: no '{v} {r['delta_pct']:+.2f}'")
+    checked.append(f"Fig. 6: {len(rows)} evaluations of progressive and fine-tuning units; training findings")
 
 
 def main():
@@ -553,6 +658,7 @@ def main():
     check_token_features(out, measure, src)
     check_tables(out, measure)
     check_speed(out, measure)
+    check_findings(out, measure)
     check_page(binary, out, j, measure)
     out = f"{work}/training"
     j = report(binary, training, out)

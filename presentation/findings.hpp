@@ -1,0 +1,20 @@
+// The findings summary that opens the report: one row per (model, corpus), one column per
+// topic, each cell a registered section's one-line conclusion (presentation/section.hpp).
+#pragma once
+
+#include <vector>
+
+#include "presentation/report.hpp"
+#include "presentation/section.hpp"
+
+namespace linsweep {
+
+// Every registered section's findings from `tables`, in section order.
+std::vector<Finding> collect_findings(const TableSet& tables);
+
+// The findings as one table: rows (model, corpus) in name order, columns in the order their
+// topic first appears, "–" where a section has nothing for that row. No rows when `findings`
+// is empty. Pure; never throws but std::bad_alloc.
+ReportTable findings_table(const std::vector<Finding>& findings);
+
+}  // namespace linsweep
