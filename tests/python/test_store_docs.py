@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs the Python examples of docs/store.md ("Reading a store from Python"), in order and in one
 namespace, from a directory where runs/demo/store is the fixture store of
-examples/fixture_measure.yaml, with python/ on the path (as PYTHONPATH=python would put it).
+examples/fixture_measure.yaml and tests/ the repository's, with python/ on the path (as PYTHONPATH=python would put it).
 
 Usage: test_store_docs.py SOURCE_DIR STORE
 """
@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(src, "python"))
 with tempfile.TemporaryDirectory() as work:
     os.makedirs(os.path.join(work, "runs", "demo"))
     os.symlink(store, os.path.join(work, "runs", "demo", "store"))
+    os.symlink(os.path.join(src, "tests"), os.path.join(work, "tests"))  # the fixture models, as in the repository
     os.chdir(work)
     namespace = {"__name__": "__docs__"}
     for i, code in enumerate(blocks, 1):
