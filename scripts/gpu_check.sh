@@ -224,7 +224,7 @@ for s in measure training; do
       if $have_h5py; then
         cs=$("$py" "$src/tests/orchestrator/compare_stores.py" "$work/$s-cpu" "$work/$s-dev" --devices 2>&1) &&
           cs_ok=true || { cs_ok=false; ok=false; }
-        echo "  compare_stores.py --devices: $cs_ok: $cs" | head -5
+        head -5 <<<"  compare_stores.py --devices: $cs_ok: $cs"  # no pipe: a writer cut off by head would fail the script
         note="compare_stores.py --devices: $cs_ok: $(head -1 <<<"$cs")"
       else
         note="compare_stores.py skipped: h5py not importable (gpu_compare_tables.py read the tables through linsweep query)"
@@ -281,7 +281,7 @@ comm_ok=true cs=""
 [[ $want != nccl || $nccl_lines -gt 0 ]] || comm_ok=false
 if [[ $rc_ref -eq 0 && $rc -eq 0 ]] && $have_h5py; then
   cs=$("$py" "$src/tests/orchestrator/compare_stores.py" "$work/comm-ref" "$work/comm-one-rank-groups" 2>&1) || comm_ok=false
-  echo "  compare_stores.py: $cs" | head -5
+  head -5 <<<"  compare_stores.py: $cs"
 fi
 [[ $rc -eq 0 ]] || tail -15 "$work/comm-one-rank-groups.log"
 group2="" 

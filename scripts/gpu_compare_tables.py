@@ -13,9 +13,12 @@ tests/support/numerics.py; the models' shapes from the stores' specs):
   gate_curve and compound, whose routing is threshold-decided);
 - --dtype bfloat16: every difference is reported as a fraction of the bfloat16 bound eps_B,
   nothing is gated (numerics.md: a bound on another model, of the size of the NLL);
-- a selection that differs (a gate's `selected`, gate_curve's `gate`) is a tie when the two
-  variants' select-split Δ% are within the forward bound in both stores: reported with both
-  values, not a failure; otherwise a failure;
+- a selection that differs (a gate's `selected` or `auc_pick`, gate_curve's `gate`) is reported
+  with both values, not a failure, when either the two variants' select-split values are within
+  the forward bound in both stores (a near-tie), or a variant's own select-split value moved
+  between the stores by more than that bound (a trained gate that routes positions the other
+  way: a hard-routed value, which no rounding bound covers) and each store chose the best
+  variant by its own values; a flip between values that agree across the stores is a failure;
 - --exact instead requires every value to be bitwise equal (two runs on the same CPU).
 
 Without h5py (a device's Python) the tables are read with `linsweep query` (--linsweep BIN).
@@ -106,11 +109,31 @@ def row_keys(name, rows):
             and not isinstance(v, bool)]
 
 
+def gate_select_by(store):
+    """The gate experiment's `select_by` ("delta" or "auc") from the spec and overrides that
+    STORE/run.json records; None when they cannot be read (then either rule is accepted)."""
+    try:
+        import yaml
+
+        with open(f"{store}/run.json") as f:
+            run = json.load(f)
+        with open(run["spec"]) as f:
+            spec = yaml.safe_load(f)
+    except (OSError, KeyError, ValueError, ImportError):
+        return None
+    value = ((spec.get("experiments") or {}).get("gate") or {}).get("select_by", "delta")
+    for o in run.get("overrides", []):
+        k, _, v = o.lstrip("+").partition("=")
+        if k == "experiments.gate.select_by":
+            value = v.strip()
+    return value
+
+
 class Bounds:
     """The bound of one value, by table and column (docs/numerics.md, "CPU against GPU")."""
 
-    def __init__(self, shapes, dtype):
-        self.shapes, self.dtype = shapes, dtype
+    def __init__(self, shapes, dtype, select_by=None):
+        self.shapes, self.dtype, self.select_by = shapes, dtype, select_by
 
     def select_tie(self, row, x):
         """The forward bound of a select-split Δ% x of `row`'s model (at its base NLL), or None."""
@@ -142,6 +165,48 @@ class Bounds:
         if col in LOSS:
             return eps, False
         return None
+
+
+def variants_of(tables, row):
+    key = (row.get("model"), row.get("corpus"), row.get("layer"))
+    return {r["gate"]: r for r in tables.get("gates", []) if (r["model"], r["corpus"], r["layer"]) == key}
+
+
+def best(variants, col, higher):
+    """The variant with the best finite `col` (the first in order on ties), as gate.cpp chooses."""
+    finite = [(g, r[col]) for g, r in variants.items() if isinstance(r.get(col), (int, float)) and math.isfinite(r[col])]
+    if not finite:
+        return None
+    return (max if higher else min)(finite, key=lambda gv: gv[1])[1]
+
+
+def moved_flip(tables_a, tables_b, row, bounds):
+    """Whether the choice for row's layer differs because a variant's own hard-routed select-split
+    value moved beyond the forward bound between the stores, each store having chosen the best
+    variant by its own values (select_by delta: lowest Δ%; auc: highest AUC; auc_pick: highest
+    AUC, the AUC being reported, never bounded)."""
+    va, vb = variants_of(tables_a, row), variants_of(tables_b, row)
+    if not va or set(va) != set(vb):
+        return False
+    moved = False
+    for g in va:
+        x, y = va[g].get("select_delta_pct"), vb[g].get("select_delta_pct")
+        limit = bounds.select_tie(va[g], x) if isinstance(x, (int, float)) else None
+        if limit is None or not isinstance(y, (int, float)) or abs(x - y) > 2 * limit \
+                or va[g].get("select_auc") != vb[g].get("select_auc"):
+            moved = True
+    if not moved:
+        return False
+    for v in (va, vb):
+        chosen = [r for r in v.values() if r.get("selected") == 1]
+        picked = [r for r in v.values() if r.get("auc_pick") == 1]
+        if len(chosen) != 1 or len(picked) != 1 or picked[0]["select_auc"] != best(v, "select_auc", True):
+            return False
+        by_delta = chosen[0]["select_delta_pct"] == best(v, "select_delta_pct", False)
+        by_auc = chosen[0] is picked[0]
+        if not {"delta": by_delta, "auc": by_auc}.get(bounds.select_by, by_delta or by_auc):
+            return False
+    return True
 
 
 def tie(tables_a, tables_b, row, bounds):
@@ -185,14 +250,15 @@ def main():
         print(f"gpu_compare_tables: tables differ: {sorted(ta)} vs {sorted(tb)}", file=sys.stderr)
         sys.exit(2)
     shapes = model_shapes(args.a)
-    bounds = Bounds(shapes, args.dtype)
+    bounds = Bounds(shapes, args.dtype, gate_select_by(args.a))
     report, failures, ties, rows = {}, [], [], 0
     # Layers whose chosen gate differs by a near-tie: rows computed from the chosen gate
     # (gate_curve, compound) are then another gate's, listed rather than compared.
     chosen = [{(r["model"], r["corpus"], r["layer"]): r["gate"] for r in t.get("gates", []) if r.get("selected") == 1}
               for t in (ta, tb)]
     flipped = {k for k in chosen[0] if chosen[1].get(k, chosen[0][k]) != chosen[0][k]
-               and tie(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds)}
+               and (tie(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds)
+                    or moved_flip(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds))}
     for name in sorted(ta):
         a, b = ta[name], tb[name]
         keys = row_keys(name, a) if a else []
@@ -211,7 +277,7 @@ def main():
                     f[:2] == (x_row.get("model"), x_row.get("corpus")) and (name == "compound" or f[2] == x_row["layer"])
                     for f in flipped)
                 if near_tie and x != y and col not in DECIDED:
-                    ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (the chosen gate differs by a near-tie)")
+                    ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (the chosen gate differs: a near-tie or a moved hard-routed value)")
                     continue
                 if x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)):
                     continue
@@ -221,6 +287,9 @@ def main():
                 if col in DECIDED:
                     if tie(ta, tb, x_row, bounds):
                         ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (a near-tie: within the forward bound)")
+                    elif moved_flip(ta, tb, x_row, bounds):
+                        ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (a variant's hard-routed select value moved; "
+                                    "each store chose the best by its own values)")
                     else:
                         failures.append(f"{name} {k} {col}: {x!r} vs {y!r} (not a near-tie)")
                     continue

@@ -137,6 +137,30 @@ def main():
             ties = json.load(open(os.path.join(work, "tie.json")))["ties"]
             assert any("near-tie" in t and "gates" in t for t in ties), ties
             assert any(t.startswith("gate_curve") for t in ties), ties
+    # A trained gate that routes differently on the other device: its own select Δ% moved by 5
+    # tie bounds below every other variant's, and store b chose it, its lowest: listed, not a
+    # failure. Moved above them instead, b's choice of it is not its lowest: a failure.
+    gap = 5 * tie
+    for consistent in (True, False):
+        b = copy(store, work, f"moved-{consistent}")
+
+        def moved(rows):
+            for r in rows:
+                if (decode(r["model"]), decode(r["corpus"]), int(r["layer"])) != key:
+                    continue
+                if r["gate"] == other["gate"]:
+                    r["select_delta_pct"] = (min(v["select_delta_pct"] for v in variants) - gap if consistent
+                                             else max(v["select_delta_pct"] for v in variants) + gap)
+                    r["selected"] = 1
+                elif r["gate"] == chosen["gate"]:
+                    r["selected"] = 0
+        edit(b, "gates", moved)
+        edit(b, "gate_curve", curve)
+        code, out = run(GPU_COMPARE, store, b, "--json", os.path.join(work, "moved.json"))
+        expect(code, out, consistent, f"gpu_compare_tables: a moved select value, consistent choice: {consistent}")
+        if consistent:
+            ties = json.load(open(os.path.join(work, "moved.json")))["ties"]
+            assert any("hard-routed select value moved" in t for t in ties), ties
     print("test_compare_bounds: every comparison as numerics.md says")
 
 
