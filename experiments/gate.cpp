@@ -755,6 +755,7 @@ void share_figures(const std::vector<GateRow>& rows, std::vector<Figure>* out) {
   for (auto& [chart, series] : group_series(share)) {
     const std::string model = chart.substr(0, chart.find('\n')), corpus = chart.substr(chart.find('\n') + 1);
     SvgChart panel(corpus, "layer", kShareAxis);
+    panel.set_y_floor(0);
     for (auto& [label, s] : series) panel.add_series(std::move(s));
     figures.try_emplace(model, "Share of positions routed linear per gate variant: " + model, 2)
         .first->second.add(panel);

@@ -335,7 +335,7 @@ void speed_findings(const TableSet& tables, std::vector<Finding>* out) {
   for (const auto& r : speed_table().rows(tables))
     if (r.forward == "compound")
       out->push_back({r.model, r.corpus, "wall-clock saving, compound forward",
-                      "saves " + pct(r.saving_pct) + "% (" + pct(r.saving_low) + " to " + pct(r.saving_high) +
+                      "saving " + pct(r.saving_pct) + "% (" + pct(r.saving_low) + " to " + pct(r.saving_high) +
                           " over " + std::to_string(r.repeats) + " paired repeats), FLOPs predict " +
                           pct(r.predicted_saving_pct) + "%; " + r.machine + ", " + r.device + " " + r.dtype});
 }

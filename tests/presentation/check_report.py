@@ -565,7 +565,7 @@ def check_findings(out, store):
                 check(cell[topic].startswith(want), f"findings {m} {c} compound: {cell[topic]!r}, want {want}")
         for r in speed:
             if (r["model"], r["corpus"], r["forward"]) == (m, c, "compound"):
-                want = f"saves {r['saving_pct']:.1f}% ({r['saving_low']:.1f} to {r['saving_high']:.1f} over "
+                want = f"saving {r['saving_pct']:.1f}% ({r['saving_low']:.1f} to {r['saving_high']:.1f} over "
                 topic = "wall-clock saving, compound forward"
                 check(cell[topic].startswith(want), f"findings {m} {c} speed: {cell[topic]!r}, want {want}")
     checked.append(f"findings: {len(got)} rows recomputed from the store's tables")
