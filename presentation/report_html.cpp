@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <ctime>
 #include <map>
@@ -63,13 +64,16 @@ bool numeric_cell(const std::string& c) {
   return !c.empty() && (std::isdigit(static_cast<unsigned char>(c[0])) || c[0] == '+' || c[0] == '-' || c == "n/a");
 }
 
-// A cell's text, escaped, with every piece between spaces that holds a line-break opportunity
-// of its own (a hyphen, a slash, a dash) kept on one line: "gpt2-m" and "-0.03" never break.
+// A cell's text, escaped, with every piece between spaces that may hold a line-break opportunity
+// of its own kept on one line. Only a run of ASCII letters and digits has none (no hyphenation);
+// punctuation ("gpt2-m", "-0.03", "a={b:") and non-ASCII text (CJK breaks between characters)
+// may, so such a piece is wrapped in a no-wrap span.
 std::string cell_html(const std::string& text) {
   std::string o, piece;
   const auto flush = [&] {
-    const bool breakable = piece.find_first_of("-/") != std::string::npos ||
-                           piece.find("\u2013") != std::string::npos || piece.find("\u2014") != std::string::npos;
+    const bool breakable = std::any_of(piece.begin(), piece.end(), [](char c) {
+      return !std::isalnum(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80;
+    });
     o += breakable ? "<span class=\"nw\">" + esc(piece) + "</span>" : esc(piece);
     piece.clear();
   };
