@@ -257,24 +257,25 @@ double median(std::vector<double> v) {
 
 // The paper's scale statistic: the median all-linear Δ% over layers 1 and up (layer 0 is a
 // case of its own, Table 9), or over all layers when only layer 0 was measured.
+// The layers a model's median cost is taken over: layers 1 and up, or every layer when those
+// are all it has.
+std::vector<const AllLinearRow*> median_layers(const std::vector<const AllLinearRow*>& group) {
+  std::vector<const AllLinearRow*> above0;
+  for (const AllLinearRow* r : group)
+    if (r->layer > 0) above0.push_back(r);
+  return above0.empty() ? group : above0;
+}
+
 double median_cost(const std::vector<const AllLinearRow*>& group) {
-  std::vector<double> above0, all;
-  for (const AllLinearRow* r : group) {
-    all.push_back(r->delta_pct);
-    if (r->layer > 0) above0.push_back(r->delta_pct);
-  }
-  return median(above0.empty() ? all : above0);
+  std::vector<double> costs;
+  for (const AllLinearRow* r : median_layers(group)) costs.push_back(r->delta_pct);
+  return median(costs);
 }
 
 // The layers median_cost takes the median of, sorted by cost; the middle one (odd count) or
 // the two middle ones (even) give Fig. 3 its interval: the union of their 95% intervals.
 std::pair<double, double> median_interval(const std::vector<const AllLinearRow*>& group) {
-  std::vector<const AllLinearRow*> above0, all;
-  for (const AllLinearRow* r : group) {
-    all.push_back(r);
-    if (r->layer > 0) above0.push_back(r);
-  }
-  std::vector<const AllLinearRow*>& v = above0.empty() ? all : above0;
+  std::vector<const AllLinearRow*> v = median_layers(group);
   std::sort(v.begin(), v.end(),
             [](const AllLinearRow* a, const AllLinearRow* b) { return a->delta_pct < b->delta_pct; });
   const AllLinearRow* lo = v[(v.size() - 1) / 2];

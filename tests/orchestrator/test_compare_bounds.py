@@ -107,17 +107,22 @@ def main():
     chosen = next(r for r in variants if r["selected"] == 1)
     other = next(r for r in variants if r["selected"] == 0)
     tie = 100 * 2 * forward_bound(shapes[key[0]], math.log(chosen["ppl_base"])) * (1 + abs(chosen["select_delta_pct"]) / 100)
-    for gap, ok in ((0.25 * tie, True), (5 * tie, False)):
-        b = copy(store, work, f"tie-{gap / tie}")
 
-        def flip(rows):
+    def choose_other(select_delta_pct):
+        """An edit that makes `other` the chosen variant of the layer, at that select Δ%."""
+        def edit_rows(rows):
             for r in rows:
                 if (decode(r["model"]), decode(r["corpus"]), int(r["layer"])) != key:
                     continue
                 if r["gate"] == other["gate"]:
-                    r["selected"], r["select_delta_pct"] = 1, chosen["select_delta_pct"] - gap
+                    r["selected"], r["select_delta_pct"] = 1, select_delta_pct
                 elif r["gate"] == chosen["gate"]:
                     r["selected"] = 0
+        return edit_rows
+
+    for gap, ok in ((0.25 * tie, True), (5 * tie, False)):
+        b = copy(store, work, f"tie-{gap / tie}")
+        flip = choose_other(chosen["select_delta_pct"] - gap)
 
         def curve(rows):
             for r in rows:
@@ -143,18 +148,8 @@ def main():
     gap = 5 * tie
     for consistent in (True, False):
         b = copy(store, work, f"moved-{consistent}")
-
-        def moved(rows):
-            for r in rows:
-                if (decode(r["model"]), decode(r["corpus"]), int(r["layer"])) != key:
-                    continue
-                if r["gate"] == other["gate"]:
-                    r["select_delta_pct"] = (min(v["select_delta_pct"] for v in variants) - gap if consistent
-                                             else max(v["select_delta_pct"] for v in variants) + gap)
-                    r["selected"] = 1
-                elif r["gate"] == chosen["gate"]:
-                    r["selected"] = 0
-        edit(b, "gates", moved)
+        edit(b, "gates", choose_other(min(v["select_delta_pct"] for v in variants) - gap if consistent
+                                      else max(v["select_delta_pct"] for v in variants) + gap))
         edit(b, "gate_curve", curve)
         code, out = run(GPU_COMPARE, store, b, "--json", os.path.join(work, "moved.json"))
         expect(code, out, consistent, f"gpu_compare_tables: a moved select value, consistent choice: {consistent}")
