@@ -800,23 +800,24 @@ void cost_vs_share_table(const TableSet& tables, const std::vector<GateRow>& row
 }
 
 // The chosen gates of each (model, corpus) against random routing at the same share: at how
-// many layers the paired interval lies wholly below zero, and the layer with the largest margin.
+// many layers the paired interval lies wholly below zero or above it, and the best layer's
+// difference, that layer chosen on the select split (best_layer) so its eval value is unbiased.
 void gate_findings(const TableSet& tables, std::vector<Finding>* out) {
   for (const auto& [key, chosen] : chosen_rows(gates_table().rows(tables))) {
-    int beats = 0, loses = 0, measured = 0;
-    const GateRow* best = nullptr;
+    int beats = 0, loses = 0;
+    std::vector<const GateRow*> measured;
     for (const auto& r : chosen) {
       if (!std::isfinite(r.vs_random_pct) || r.random_draws <= 0) continue;
-      ++measured;
+      measured.push_back(&r);
       beats += r.vs_random_ci_high < 0;
       loses += r.vs_random_ci_low > 0;
-      if (best == nullptr || r.vs_random_pct < best->vs_random_pct) best = &r;
     }
-    if (best == nullptr) continue;
+    if (measured.empty()) continue;
+    const GateRow& best = best_layer(measured);
     out->push_back({key.first, key.second, "chosen gate vs random routing, Δ% difference",
-                    fmt::format("beats random at {}/{} layers, worse at {}; largest margin L{} {} {}", beats, measured,
-                                loses, best->layer, best->gate,
-                                delta_cell(best->vs_random_pct, best->vs_random_ci_low, best->vs_random_ci_high))});
+                    fmt::format("beats random at {}/{} layers, worse at {}; best layer L{} {} {}", beats,
+                                measured.size(), loses, best.layer, best.gate,
+                                delta_cell(best.vs_random_pct, best.vs_random_ci_low, best.vs_random_ci_high))});
   }
 }
 

@@ -180,22 +180,23 @@ def best(variants, col, higher):
     return (max if higher else min)(finite, key=lambda gv: gv[1])[1]
 
 
-def moved_flip(tables_a, tables_b, row, bounds):
-    """Whether the choice for row's layer differs because a variant's own hard-routed select-split
-    value moved beyond the forward bound between the stores, each store having chosen the best
-    variant by its own values (select_by delta: lowest Δ%; auc: highest AUC; auc_pick: highest
-    AUC, the AUC being reported, never bounded)."""
+def moved(va, vb, g, bounds, by_auc):
+    """Whether variant g's value that decides the choice moved between the stores: its select
+    AUC at all (reported, never bounded), or its select-split Δ% beyond the forward bound."""
+    if by_auc:
+        return va[g].get("select_auc") != vb[g].get("select_auc")
+    x, y = va[g].get("select_delta_pct"), vb[g].get("select_delta_pct")
+    limit = bounds.select_tie(va[g], x) if isinstance(x, (int, float)) else None
+    return limit is None or not isinstance(y, (int, float)) or abs(x - y) > 2 * limit
+
+
+def moved_flip(tables_a, tables_b, row, bounds, by_auc):
+    """Whether the choice for row's layer differs because the value deciding it (the select AUC
+    when `by_auc`, else the select-split Δ%) moved for some variant between the stores, each
+    store having chosen the best variant by its own values (select_by delta: lowest Δ%; auc:
+    highest AUC; auc_pick: highest AUC)."""
     va, vb = variants_of(tables_a, row), variants_of(tables_b, row)
-    if not va or set(va) != set(vb):
-        return False
-    moved = False
-    for g in va:
-        x, y = va[g].get("select_delta_pct"), vb[g].get("select_delta_pct")
-        limit = bounds.select_tie(va[g], x) if isinstance(x, (int, float)) else None
-        if limit is None or not isinstance(y, (int, float)) or abs(x - y) > 2 * limit \
-                or va[g].get("select_auc") != vb[g].get("select_auc"):
-            moved = True
-    if not moved:
+    if not va or set(va) != set(vb) or not any(moved(va, vb, g, bounds, by_auc) for g in va):
         return False
     for v in (va, vb):
         chosen = [r for r in v.values() if r.get("selected") == 1]
@@ -258,7 +259,8 @@ def main():
               for t in (ta, tb)]
     flipped = {k for k in chosen[0] if chosen[1].get(k, chosen[0][k]) != chosen[0][k]
                and (tie(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds)
-                    or moved_flip(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds))}
+                    or moved_flip(ta, tb, dict(zip(("model", "corpus", "layer"), k)), bounds,
+                                  bounds.select_by == "auc"))}
     for name in sorted(ta):
         a, b = ta[name], tb[name]
         keys = row_keys(name, a) if a else []
@@ -287,7 +289,7 @@ def main():
                 if col in DECIDED:
                     if tie(ta, tb, x_row, bounds):
                         ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (a near-tie: within the forward bound)")
-                    elif moved_flip(ta, tb, x_row, bounds):
+                    elif moved_flip(ta, tb, x_row, bounds, col == "auc_pick" or bounds.select_by == "auc"):
                         ties.append(f"{name} {k} {col}: {x!r} vs {y!r} (a variant's hard-routed select value moved; "
                                     "each store chose the best by its own values)")
                     else:

@@ -542,8 +542,9 @@ def check_findings(out, store):
         if ch:
             beats = sum(g["vs_random_ci_high"] < 0 for g in ch)
             worse = sum(g["vs_random_ci_low"] > 0 for g in ch)
-            best = min(ch, key=lambda g: g["vs_random_pct"])
-            want = (f"beats random at {beats}/{len(ch)} layers, worse at {worse}; largest margin "
+            # The best layer is chosen on the select split (its chosen gate's select Δ%), never on eval.
+            best = min(ch, key=lambda g: g["select_delta_pct"] if math.isfinite(g["select_delta_pct"]) else math.inf)
+            want = (f"beats random at {beats}/{len(ch)} layers, worse at {worse}; best layer "
                     f"L{best['layer']} {best['gate']} {best['vs_random_pct']:+.2f} [")
             topic = "chosen gate vs random routing, Δ% difference"
             check(cell[topic].startswith(want), f"findings {m} {c} gate: {cell[topic]!r}, want {want}")
