@@ -14,10 +14,10 @@ SoftGate::SoftGate(std::int64_t d, std::int64_t hidden, double bias, std::uint64
   fc2_ = register_module("fc2", torch::nn::Linear(hidden, 1));
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   c10::NoGradGuard no_grad;
-  const double a1 = 1.0 / std::sqrt(static_cast<double>(d)), a2 = 1.0 / std::sqrt(static_cast<double>(hidden));
+  const double a1 = 1.0 / std::sqrt(static_cast<double>(d));
   fc1_->weight.uniform_(-a1, a1, gen);
   fc1_->bias.uniform_(-a1, a1, gen);
-  fc2_->weight.uniform_(-a2, a2, gen);
+  fc2_->weight.zero_();  // g starts at σ(bias) for every x
   fc2_->bias.fill_(bias);
 }
 

@@ -11,11 +11,11 @@
 
 namespace linsweep {
 
-// g(x) = σ(fc2(ReLU(fc1(x)))) with hidden size H; fc2's bias starts at `bias` (−3 in the
-// paper: g ≈ 0.05, so the layer starts almost linear and must earn its MLP back). Weights are
-// drawn from a generator seeded with `seed` (uniform ±1/√fan_in, like nn.Linear), so a gate is
-// a function of (d, H, seed) alone. Parameters: fc1.weight [H, d], fc1.bias [H], fc2.weight
-// [1, H], fc2.bias [1]. Not thread safe.
+// g(x) = σ(fc2(ReLU(fc1(x)))) with hidden size H. fc2 starts at weight 0 and bias `bias`, as
+// the author's code does (−3: g = σ(−3) ≈ 0.05 at every position, so the layer starts almost
+// linear and must earn its MLP back); fc1 is drawn from a generator seeded with `seed`
+// (uniform ±1/√d, like nn.Linear), so a gate is a function of (d, H, bias, seed) alone.
+// Parameters: fc1.weight [H, d], fc1.bias [H], fc2.weight [1, H], fc2.bias [1]. Not thread safe.
 class SoftGate : public torch::nn::Module {
  public:
   SoftGate(std::int64_t d, std::int64_t hidden, double bias, std::uint64_t seed);

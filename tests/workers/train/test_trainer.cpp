@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -53,6 +54,10 @@ GradFixture grad_fixture(const std::string& name) {
   f.model->hook(f.linear).use_affine(f.frozen);
   f.gate = std::make_shared<SoftGate>(d, 8, -1.0, 3);  // bias −1: g not saturated, gradients visible
   f.gate->to(at::kDouble);
+  {  // fc2 starts at 0, which would leave fc1 without a gradient to check
+    c10::NoGradGuard no_grad;
+    f.gate->named_parameters()["fc2.weight"].copy_(at::randn({1, 8}, at::kDouble));
+  }
   f.model->hook(f.gated).use_override(soft_gated_mlp(f.gate, second));
   const auto stream = read_npy_tokens(test::tokens_file(name));
   std::vector<std::int64_t> ids(stream.begin(), stream.begin() + 2 * 12);
@@ -61,6 +66,15 @@ GradFixture grad_fixture(const std::string& name) {
 }
 
 }  // namespace
+
+TEST_CASE("a new soft gate is σ(bias) at every input, as the author's gates start", "[train]") {
+  SoftGate gate(16, 8, -3.0, 5);
+  at::manual_seed(11);
+  const at::Tensor g = gate.forward(at::randn({2, 5, 16}) * 10);
+  CHECK(g.sizes() == at::IntArrayRef{2, 5, 1});
+  CHECK(at::allclose(g, at::full_like(g, 1.0 / (1.0 + std::exp(3.0))), 0.0, 1e-7));
+  CHECK(gate.named_parameters()["fc1.weight"].abs().max().item<double>() > 0);  // only fc2 starts at 0
+}
 
 TEST_CASE("gradients match central finite differences for every parameter group (float64)", "[train]") {
   for (const std::string name : {"tiny-gpt2", "tiny-neox", "tiny-neox-seq"}) {
