@@ -160,7 +160,12 @@ void expand_finetune(const FinetuneParams& p, PlanBuilder& b) {
 
 const ExperimentRegistrar kFinetune{make_experiment<FinetuneParams>(
     "finetune", "fine-tuning with linearized layers, two-phase soft gates, and the control, on one budget", 90,
-    finetune_schema(), expand_finetune, validate_training_layers<FinetuneParams, &FinetuneParams::layers>("layers"),
+    finetune_schema(), expand_finetune,
+    validate_training_layers<FinetuneParams, &FinetuneParams::layers>(
+        "layers",
+        [](const FinetuneParams& p) {  // two_phase keeps its gates: not exported
+          return std::find(p.variants.begin(), p.variants.end(), "linearized") != p.variants.end();
+        }),
     training_needs<FinetuneParams>(finetune_layers))};
 
 UnitResult run_finetune(const ExperimentInput& in) {

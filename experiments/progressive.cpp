@@ -128,7 +128,8 @@ void expand_progressive(const ProgressiveParams& p, PlanBuilder& b) {
 const ExperimentRegistrar kProgressive{make_experiment<ProgressiveParams>(
     "progressive", "layers linearized one at a time with fine-tuning after each, beside a control", 80,
     progressive_schema(), expand_progressive,
-    validate_training_layers<ProgressiveParams, &ProgressiveParams::order>("order"),
+    validate_training_layers<ProgressiveParams, &ProgressiveParams::order>(
+        "order", [](const ProgressiveParams&) { return true; }),
     training_needs<ProgressiveParams>(progressive_order))};
 
 std::string join_layers(const std::vector<std::int64_t>& layers, std::size_t n) {

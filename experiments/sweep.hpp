@@ -19,6 +19,7 @@ struct ModelSpec {
   std::optional<std::string> dtype;  // compute dtype override
   std::int64_t layers = 0;           // from its config.json
   std::int64_t max_positions = 0;    // from its config.json
+  std::string export_problem;        // why linearized weights cannot be exported ("" when they can)
 };
 
 struct CorpusSpec {

@@ -74,11 +74,17 @@ std::map<std::string, std::string> training_inputs(PlanBuilder& b, const ModelSp
 }
 
 void check_training_layers(const TrainingCommonParams& p, const std::vector<std::int64_t>& layers,
-                           const std::string& key, const Sweep& sweep, std::vector<ParamProblem>& problems) {
+                           const std::string& key, bool exports_linear, const Sweep& sweep,
+                           std::vector<ParamProblem>& problems) {
   bool found = p.model.empty();
   for (const auto& m : sweep.models) {
     if (!p.model.empty() && m.name != p.model) continue;
     found = true;
+    if (exports_linear && p.save_model && !m.export_problem.empty()) {
+      problems.push_back({"save_model", "model '" + m.name + "': " + m.export_problem +
+                                            "; set save_model: false to train it without exporting the weights"});
+      return;
+    }
     for (std::int64_t l : layers)
       if (l >= m.layers) {
         problems.push_back({key, "layer " + std::to_string(l) + " is outside model '" + m.name + "'"});

@@ -119,18 +119,22 @@ TrainingUnitCommon training_unit_common(const TrainingCommonParams& p, PlanBuild
 // Inputs of a training unit: the model, its training stream and every eval corpus's stream.
 std::map<std::string, std::string> training_inputs(PlanBuilder& b, const ModelSpec& m, const std::string& corpus,
                                                    const TrainingUnitCommon& c);
-// Problems with `model` (not a model of the spec) and with `layers` (outside the model, twice).
+// Problems with `model` (not a model of the spec), with `layers` (outside the model, twice),
+// and with save_model when `exports_linear` (a variant exports linearized weights) and a
+// model's MLP cannot hold an affine map: found before any training, not after it.
 void check_training_layers(const TrainingCommonParams& p, const std::vector<std::int64_t>& layers,
-                           const std::string& key, const Sweep& sweep, std::vector<ParamProblem>& problems);
+                           const std::string& key, bool exports_linear, const Sweep& sweep,
+                           std::vector<ParamProblem>& problems);
 // Layers in middle-out order from the central layer: L/2, L/2−1, L/2+1, L/2−2, ...
 std::vector<std::int64_t> middle_out_order(std::int64_t n);
 
 // The validate callback of a training experiment whose member `Member` (spec key `key`) lists
-// the layers it trains.
+// the layers it trains; `exports_linear(p)` says whether it exports linearized weights.
 template <typename P, std::vector<std::int64_t> P::*Member>
-std::function<void(const P&, const Sweep&, std::vector<ParamProblem>&)> validate_training_layers(const char* key) {
-  return [key](const P& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
-    check_training_layers(p, p.*Member, key, sweep, problems);
+std::function<void(const P&, const Sweep&, std::vector<ParamProblem>&)> validate_training_layers(
+    const char* key, bool (*exports_linear)(const P&)) {
+  return [key, exports_linear](const P& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
+    check_training_layers(p, p.*Member, key, exports_linear(p), sweep, problems);
   };
 }
 

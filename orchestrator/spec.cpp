@@ -166,6 +166,7 @@ ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
     const ModelConfig c = read_model_config(ms.path);
     ms.layers = c.n_layers;
     ms.max_positions = c.max_context();
+    ms.export_problem = affine_export_problem(c);
   } catch (const Error& err) {
     ctx.fail(e.node["path"], e.field + ".path", err.what());
   }

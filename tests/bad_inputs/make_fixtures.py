@@ -91,6 +91,7 @@ def decoder_models(fx, src):
     model_dir(fx, "bad_llama_llama3_fields", llama,
               {"config.json": cfg(lc, rope_parameters={"rope_type": "llama3", "rope_theta": 5e5, "factor": 8.0})})
     model_dir(fx, "bad_llama_kv_heads", llama, {"config.json": cfg(lc, num_key_value_heads=3)})
+    model_dir(fx, "good_llama", llama)  # a good model whose MLP has no biases
     model_dir(fx, "bad_gemma_softcap", gemma, {"config.json": cfg(gc, final_logit_softcapping=30.0)})
     model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=16)})
     # One norm weight gone; an ignored buffer of the same size keeps the parameter count, so
@@ -253,6 +254,10 @@ def main():
     spec("bad_unknown_param", experiments={"fit": {"lambda": [0.1], "lamda": 2}})
     spec("bad_speed_without_compound", experiments={"fit": {"lambda": [0.1]}, "speed": {}})
     spec("bad_model_arch", models=[{"name": "m", "path": "../models/bad_config_unknown_type"}])
+    # Exporting linearized weights a Llama MLP cannot hold: refused before any training.
+    spec("bad_save_model_no_mlp_bias", models=[{"name": "llama", "path": "../models/good_llama"}],
+         splits=dict(base["splits"], train={"start": 512, "tokens": 256}),
+         experiments={"progressive": {"steps_per_layer": 1, "final_steps": 0}})
     spec("bad_model_missing", models=[{"name": "m", "path": "../models/nowhere"}])
     spec("bad_corpus_format", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "parquet"}])
     spec("bad_splits_overlap", splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 128, "tokens": 256}})

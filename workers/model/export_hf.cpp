@@ -45,16 +45,7 @@ LayerMlp layer_mlp(const ModelConfig& c, std::int64_t layer) {
 void check_maps(const ModelConfig& c, const std::map<std::int64_t, AffineMap>& linear) {
   if (linear.empty()) return;
   const std::int64_t d = c.d_model;
-  if (!c.mlp_bias)
-    throw ModelError(
-        "export: the model's MLP has no biases (config.json mlp_bias is false), so its weights cannot "
-        "hold an affine map");
-  // Ungated: act(z) − act(−z) = z needs one hidden unit for +x_i and one for −x_i. Gated: one
-  // unit per output.
-  const std::int64_t needed = c.gated_mlp ? d : 2 * d;
-  if (c.d_ff < needed)
-    throw ModelError("export: cannot fold an affine map into an MLP with d_ff " + std::to_string(c.d_ff) + " < " +
-                     (c.gated_mlp ? "d_model " : "2·d_model ") + std::to_string(needed));
+  if (const std::string problem = affine_export_problem(c); !problem.empty()) throw ModelError("export: " + problem);
   for (const auto& [layer, map] : linear) {
     const std::string what = "export: affine map for layer " + std::to_string(layer);
     if (layer < 0 || layer >= c.n_layers)

@@ -146,4 +146,16 @@ void write_model_config(const ModelConfig& c, const std::string& dir) {
   atomic_write_text(dir + "/config.json", j.dump(2) + "\n");
 }
 
+std::string affine_export_problem(const ModelConfig& c) {
+  if (!c.mlp_bias)
+    return "the model's MLP has no biases (config.json mlp_bias is false), so its weights cannot hold an affine map";
+  // Ungated: act(z) − act(−z) = z needs one hidden unit for +x_i and one for −x_i. Gated: one
+  // unit per output.
+  const std::int64_t needed = c.gated_mlp ? c.d_model : 2 * c.d_model;
+  if (c.d_ff < needed)
+    return "cannot fold an affine map into an MLP with d_ff " + std::to_string(c.d_ff) + " < " +
+           (c.gated_mlp ? "d_model " : "2·d_model ") + std::to_string(needed);
+  return "";
+}
+
 }  // namespace linsweep

@@ -120,6 +120,11 @@ bool config_bool_or(const nlohmann::json& j, const std::string& path, const char
 std::string config_string_or(const nlohmann::json& j, const std::string& path, const char* name,
                              const std::string& fallback);
 
+// Why an affine map cannot be folded into the MLP weights of a model with config `c` (an MLP
+// without biases, or d_ff below 2·d_model ungated or d_model gated), or "" when it can: what
+// export_hf_directory (export_hf.hpp) refuses before writing, for callers that must know before any work.
+std::string affine_export_problem(const ModelConfig& c);
+
 // What bounds max_context(), for messages: "the model's 1024 positions" or "the model's
 // sliding_window 4096 (sliding-window attention is not implemented)".
 std::string context_limit(const ModelConfig& c);
