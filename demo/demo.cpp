@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -75,6 +77,24 @@ struct Paths {
 
 std::vector<TokenId> stream_of(const std::string& dir, const Tokenizer& tok) {
   return read_token_stream(dir, CorpusFormat::kBrown, &tok, tok.eos_id());
+}
+
+// The demo models `spec_text` names: each `models:` entry's path, relative to the demo
+// directory, that is models/<recipe name>. Only these are pretrained, so a spec of one model
+// trains one. Throws InputError naming `spec_path` when the text is not YAML with a models list.
+std::set<std::string> models_named(const std::string& spec_path, const std::string& spec_text) {
+  std::set<std::string> named;
+  try {
+    const YAML::Node models = YAML::Load(spec_text)["models"];
+    if (!models.IsSequence()) throw InputError(spec_path + ": no models list");
+    for (const YAML::Node& m : models) {
+      const std::filesystem::path path = std::filesystem::path(m["path"].as<std::string>("")).lexically_normal();
+      if (path.parent_path() == "models") named.insert(path.filename().string());
+    }
+  } catch (const YAML::Exception& e) {
+    throw InputError(spec_path + ": " + e.what());
+  }
+  return named;
 }
 
 // One model to train (or found cached) and what the progress line shows of it.
@@ -275,9 +295,14 @@ int run_demo(const DemoOptions& o) {
   say(fmt::format("data: {} corpora from {} ({} training tokens), tokenizer of {} ids in {} ({})", corpora.size(),
                   brown, train_stream.size(), bpe.vocab_size, p.tokenizer, duration_text(t_data - t_start)));
 
-  // 2. Models.
+  // 2. Models: those the spec names.
+  const std::string spec_template =
+      o.spec_template.empty() ? std::string(LINSWEEP_SOURCE_DIR) + "/examples/demo.yaml" : o.spec_template;
+  const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
+  const std::set<std::string> named = models_named(spec_template, spec_text);
   std::vector<std::unique_ptr<ModelJob>> jobs;
   for (auto& r : demo_model_recipes(static_cast<std::int64_t>(bpe.vocab_size), static_cast<std::int64_t>(bpe.eos_id))) {
+    if (named.count(r.name) == 0) continue;
     auto j = std::make_unique<ModelJob>();
     j->recipe = r;
     j->fingerprint = r.fingerprint(data_fp);
@@ -344,9 +369,6 @@ int run_demo(const DemoOptions& o) {
       duration_text(t_models - t_data), all_half ? "at most" : "NOT always below"));
 
   // 3. The sweep.
-  const std::string spec_template =
-      o.spec_template.empty() ? std::string(LINSWEEP_SOURCE_DIR) + "/examples/demo.yaml" : o.spec_template;
-  const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
   if (!is_regular_file(p.spec) || read_file(p.spec, kMaxSmallFileBytes) != spec_text)
     atomic_write_text(p.spec, spec_text);
   make_dirs(p.out);

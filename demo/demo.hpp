@@ -23,10 +23,11 @@ struct DemoOptions {
 //  1. data: the three Brown corpora (news A–C, learned J, fiction K–R), split by file into
 //     train/ and eval/ under <cache>/demo/corpora, and the truncated GPT-2 tokenizer
 //     (vocabulary 2,048) under <cache>/demo/tokenizer;
-//  2. models: each of demo_model_recipes() not already cached under <cache>/demo/models is
-//     pretrained on the three corpora's training files, `workers` models at a time, with
-//     checkpoints under <cache>/demo/checkpoints; then every model's held-out PPL on each
-//     corpus's eval files beside the unigram PPL of the same tokens;
+//  2. models: each of demo_model_recipes() that the spec names (path models/<name>) and that
+//     is not already cached under <cache>/demo/models is pretrained on the three corpora's
+//     training files, `workers` models at a time, with checkpoints under
+//     <cache>/demo/checkpoints; then every such model's held-out PPL on each corpus's eval
+//     files beside the unigram PPL of the same tokens;
 //  3. the sweep: spec_template is copied to <cache>/demo/demo.yaml (its paths are relative
 //     to that directory) and run into out_dir/store with `mpirun -n workers+1` (one
 //     coordinator, `workers` worker ranks), or in one process without mpirun or with one worker;
@@ -36,7 +37,7 @@ struct DemoOptions {
 // last checkpoint and the sweep from its committed units. A SIGINT or SIGTERM stops at the
 // next step (training) or through the sweep's own handling, and the demo returns 3; running
 // it again continues. Returns 1 when the sweep failed (2 when it refused its input). Throws InputError (missing data,
-// unreadable spec template), ModelError and StorageError as the phases do.
+// unreadable spec template or one that is not YAML with a models list), ModelError and StorageError as the phases do.
 int run_demo(const DemoOptions& options);
 
 }  // namespace linsweep

@@ -21,7 +21,9 @@ void add_demo_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--brown", o->brown_dir, "Brown Corpus directory (default: CACHE/brown)");
   cmd->add_option("--encoder", o->encoder_dir,
                   "GPT-2 vocab.json + merges.txt directory (default: CACHE/gpt2-tokenizer)");
-  cmd->add_option("--spec", o->spec_template, "sweep spec to run (default: the source tree's examples/demo.yaml)");
+  cmd->add_option("--spec", o->spec_template,
+                  "sweep spec to run; only the demo models it names are pretrained (default: the source tree's "
+                  "examples/demo.yaml)");
   cmd->add_option("--workers", o->workers,
                   "models trained at once and sweep worker ranks (default: the CPUs available)")
       ->check(CLI::Range(0, 4096));
