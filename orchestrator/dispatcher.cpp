@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "common/shell_word.hpp"
 #include "common/signal_recorder.hpp"
 #include "orchestrator/deadline_guard.hpp"
 #include "orchestrator/progress.hpp"
@@ -61,14 +62,6 @@ ProgressOptions progress_options(const RunOptions& options) {
 }
 
 int signal_received() { return SignalRecorder::received(); }
-
-// `s` bare when the shell reads it as one word unchanged, else single-quoted.
-std::string shell_word(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of(
-                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                       "0123456789_./-+=:,@%") == std::string::npos;
-  return plain ? s : shell_quote(s);
-}
 
 class Dispatcher {
  public:

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/atomic_file.hpp"
+#include "common/shell_word.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/figures.hpp"
 #include "presentation/findings.hpp"
@@ -132,7 +133,7 @@ std::string plans_html(const Provenance& p) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> texts;  // in order of first use
   for (const auto& r : p.plans) {
     std::string overrides;
-    for (const auto& v : r.overrides) overrides += (overrides.empty() ? "" : " ") + v;
+    for (const auto& v : r.overrides) overrides += (overrides.empty() ? "" : " ") + shell_word(v);
     rows.push_back({std::to_string(r.seq), utc_time(r.time), r.command, r.spec.empty() ? "not recorded" : r.spec,
                     overrides.empty() ? "none" : overrides, std::to_string(r.slots.size())});
     if (r.spec_text.empty()) continue;

@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/shell_word.hpp"
 
 namespace linsweep {
 namespace {
@@ -41,17 +42,6 @@ std::string array_units_file(const std::string& prefix, std::int64_t task) {
 std::vector<std::string> default_launcher_args(const std::string& launcher) {
   if (launcher == "mpirun") return {"--bind-to", "none"};
   return {};
-}
-
-std::string shell_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
 }
 
 std::int64_t slurm_time_seconds(const std::string& time, const std::string& field) {

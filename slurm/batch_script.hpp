@@ -35,9 +35,6 @@ std::string array_units_file(const std::string& prefix, std::int64_t task);
 // ranks on the node), for srun nothing (Slurm's own binding applies).
 std::vector<std::string> default_launcher_args(const std::string& launcher);
 
-// Returns `s` as one shell word: single-quoted, with ' written as '\''.
-std::string shell_quote(std::string_view s);
-
 // Seconds of a Slurm time limit ("MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS").
 // Throws SpecError naming `field` when it is none of these.
 std::int64_t slurm_time_seconds(const std::string& time, const std::string& field);

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import shlex
 import statistics
 import struct
 import subprocess
@@ -605,10 +606,13 @@ def check_page(binary, out, j, store):
     runs = text[text.index('id="provenance-runs"'):]
     runs = re.sub(r"</?span[^>]*>", "", runs[:runs.index("</table>")])
     for p in plans:
-        check(re.search(rf"<tr><td[^>]*>{p['seq']}</td><td[^>]*>[0-9-]+ [0-9:]+ UTC</td><td>{p['command']}</td>", runs),
-              f"provenance: planning {p['seq']} missing")
-        for o in p.get("overrides", []):
-            check(html.escape(o, quote=False) in text, f"provenance: override {o} of planning {p['seq']} missing")
+        row = re.search(rf"<tr><td[^>]*>{p['seq']}</td><td[^>]*>[0-9-]+ [0-9:]+ UTC</td><td>{p['command']}</td>"
+                        r"<td[^>]*>[^<]*</td><td[^>]*>([^<]*)</td>", runs)
+        check(row, f"provenance: planning {p['seq']} missing")
+        if row:  # the overrides as shell words: a shell reads back exactly those the run was given
+            cell = html.unescape(row.group(1))
+            got = [] if cell == "none" else shlex.split(cell)
+            check(got == p.get("overrides", []), f"provenance: planning {p['seq']} shows overrides {cell!r}")
     checked.append(f"{out}/index.html: {page.svgs} figures inline, {len(csvs)} CSV links, {len(page.links)} links resolve")
 
 

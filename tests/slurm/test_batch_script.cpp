@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/shell_word.hpp"
 #include "slurm/batch_script.hpp"
 #include "slurm/scheduler.hpp"
 #include "support/catch.hpp"
