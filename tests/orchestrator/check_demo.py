@@ -64,7 +64,16 @@ def check_figures(out):
         root = ET.parse(os.path.join(figs, n)).getroot()
         series = [g.get("data-label") for g in root.iter(f"{svg}g") if g.get("class") == "series"]
         check(sorted(series) == FAMILIES, f"{n}: series {series}, expected one per family")
-    check("fig6_training_news.svg" in names, "missing fig6_training_news.svg (the demo's progressive run)")
+    check("fig6_training_news.svg" in names, "missing fig6_training_news.svg (the demo's training)")
+    # Every model's panel shows the training variants side by side.
+    root = ET.parse(os.path.join(figs, "fig6_training_news.svg")).getroot()
+    panels = [g for g in root.iter(f"{svg}g") if g.get("class") == "panel"]
+    check(sorted(g.get("data-title").split(" · ")[0] for g in panels) == sorted(MODELS),
+          "fig6_training_news: expected a panel per model")
+    want = {"control", "linearized", "two_phase", "progressive", "progressive control"}
+    for g in panels:
+        series = {s.get("data-label") for s in g.iter(f"{svg}g") if s.get("class") == "series"}
+        check(series == want, f"fig6_training_news {g.get('data-title')}: series {sorted(series)}")
     for m in MODELS:
         for stem in ("all_linear_", "fig2_gate_vs_all_linear_", "fig5_redistribution_", "delta_hist_"):
             check(any(n.startswith(stem + m) for n in names), f"missing {stem}{m}*.svg")
@@ -112,6 +121,21 @@ def check_tables(out):
         check(all(r[col].strip() not in ("", "–") for r in findings[1:]), f"findings: an empty '{topic}' cell")
     progressive = read_csv(os.path.join(csvdir, "progressive.csv"))
     check({"progressive", "control"} <= {r[1] for r in progressive[1:]}, "progressive: no control beside it")
+    # The demo's training helps: every control ends below the untouched model's PPL.
+    last = {}
+    for r in progressive[1:]:
+        if r[1] == "control" and int(r[2]) >= last.get(r[0], (-1, ""))[0]:
+            last[r[0]] = (int(r[2]), r[progressive[0].index("news")])
+    check(sorted(last) == sorted(MODELS), f"progressive: controls of {sorted(last)}")
+    for m, (step, cell) in sorted(last.items()):
+        check(cell.endswith(")") and float(cell[cell.rindex("(") + 1:-1]) < 0, f"progressive control {m}: {cell}")
+    finetune = read_csv(os.path.join(csvdir, "finetune.csv"))
+    delta = finetune[0].index("Δ% vs base")
+    controls = {r[0]: float(r[delta]) for r in finetune[1:] if r[2] == "control"}
+    check(sorted(controls) == sorted(MODELS), f"finetune: controls of {sorted(controls)}")
+    check(all(d < 0 for d in controls.values()), f"finetune: a control above the untouched model {controls}")
+    check({r[2].rstrip(" ‡") for r in finetune[1:]} == {"control", "linearized", "two_phase"},
+          "finetune: expected control, linearized and two_phase")
     scale = read_csv(os.path.join(csvdir, "cross_scale.csv"))
     families = sorted({r[scale[0].index("family")] for r in scale[1:]})
     check(families == FAMILIES, f"cross_scale: families {families}, expected {FAMILIES}")
