@@ -255,10 +255,8 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The paper's scale statistic: the median all-linear Δ% over layers 1 and up (layer 0 is a
-// case of its own, Table 9), or over all layers when only layer 0 was measured.
-// The layers a model's median cost is taken over: layers 1 and up, or every layer when those
-// are all it has.
+// The layers a model's median cost is taken over: layers 1 and up (layer 0 is a case of its
+// own, Table 9), or every layer when only layer 0 was measured.
 std::vector<const AllLinearRow*> median_layers(const std::vector<const AllLinearRow*>& group) {
   std::vector<const AllLinearRow*> above0;
   for (const AllLinearRow* r : group)
@@ -266,6 +264,7 @@ std::vector<const AllLinearRow*> median_layers(const std::vector<const AllLinear
   return above0.empty() ? group : above0;
 }
 
+// The paper's scale statistic: the median all-linear Δ% over median_layers(group).
 double median_cost(const std::vector<const AllLinearRow*>& group) {
   std::vector<double> costs;
   for (const AllLinearRow* r : median_layers(group)) costs.push_back(r->delta_pct);
