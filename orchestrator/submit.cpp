@@ -1,4 +1,4 @@
-// `submit` and the scheduler half of `status` / `resume --submit`.
+// `submit` and `resume --submit`.
 #include "orchestrator/submit.hpp"
 
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
 #include "orchestrator/plan.hpp"
+#include "orchestrator/slurm_jobs.hpp"
 #include "orchestrator/spec.hpp"
 #include "orchestrator/split_check.hpp"
 #include "orchestrator/sweep_setup.hpp"
@@ -66,29 +67,6 @@ struct LiveJobs {
   bool all_held = false;                    // a live plain job runs every pending unit
   std::vector<std::string> ids;
 };
-
-// The store's recorded jobs (and array tasks) with the scheduler's state of each; the
-// scheduler is not asked when nothing is recorded. Not copyable: `scheduled` points into
-// `records` (a move keeps the pointers valid).
-struct RecordedJobs {
-  std::vector<JobRecord> records;
-  std::vector<ScheduledJob> scheduled;
-  std::map<std::string, JobInfo> states;
-  RecordedJobs() = default;
-  RecordedJobs(RecordedJobs&&) = default;
-  RecordedJobs(const RecordedJobs&) = delete;
-};
-
-RecordedJobs recorded_jobs(const std::string& store_dir) {
-  RecordedJobs r;
-  r.records = read_job_records(store_dir);
-  if (r.records.empty()) return r;
-  r.scheduled = scheduled_jobs(r.records);
-  std::vector<std::string> ids;
-  for (const auto& s : r.scheduled) ids.push_back(s.id);
-  r.states = query_jobs(ids);
-  return r;
-}
 
 LiveJobs live_jobs(const std::string& store_dir, bool dry_run) {
   LiveJobs live;
@@ -290,34 +268,6 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
                                      now, job.tasks});
   record_plan();
   return report;
-}
-
-nlohmann::json slurm_jobs_status(const std::string& store_dir) {
-  nlohmann::json out = nlohmann::json::array();
-  const RecordedJobs jobs = recorded_jobs(store_dir);
-  if (jobs.records.empty()) return out;
-  const Store store = Store::open_read(store_dir);
-  const auto committed_list = store.committed_units();
-  const std::set<std::string> committed(committed_list.begin(), committed_list.end());
-  for (const auto& s : jobs.scheduled) {
-    const JobInfo& j = jobs.states.at(s.id);
-    std::size_t done = 0;
-    for (const auto& u : s.units) done += committed.count(u);
-    out.push_back({{"job_id", s.id},
-                   {"name", s.record->name},
-                   {"state", j.state},
-                   {"reason", j.reason},
-                   {"restarts", j.restarts},
-                   {"source", j.source},
-                   {"alive", j.alive()},
-                   {"units", s.units.size()},
-                   {"units_committed", done},
-                   {"all_pending", s.units.empty()},
-                   {"dependencies", s.record->after},
-                   {"script", s.record->script},
-                   {"array_job", s.record->tasks.empty() ? "" : s.record->job_id}});
-  }
-  return out;
 }
 
 }  // namespace linsweep

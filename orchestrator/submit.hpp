@@ -49,11 +49,4 @@ struct SubmitReport {
 // nothing (jobs already accepted are cancelled, no record, no files).
 SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& options);
 
-// One entry per recorded job, or per task of a job array ("<array id>_<task>"), with the
-// scheduler's state (pending, running, requeued, preempted, timeout, failed, node failure,
-// cancelled, completed) and its units' progress in the store; an empty list when the store
-// has no Slurm jobs. Throws SlurmError when the
-// scheduler cannot be asked.
-nlohmann::json slurm_jobs_status(const std::string& store_dir);
-
 }  // namespace linsweep

@@ -152,8 +152,8 @@ else
 fi
 "$bin" --version >"$work/version.txt" 2>&1 || true
 step "linsweep: $(head -1 "$work/version.txt")"
-needed_first=$(readelf -d "$bin" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | head -1 || true)
-step "linsweep's first needed library: ${needed_first:-?} (libstdc++.so.6 expected: docs/gpu.md)"
+needed_first=$(readelf -d "$(dirname "$bin")/linsweep-full" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | head -1 || true)
+step "linsweep-full's first needed library: ${needed_first:-?} (libstdc++.so.6 expected: docs/gpu.md)"
 
 # --- 1. eval parity -----------------------------------------------------------------------
 step "eval parity on the fixture models (device $dev against the CPU)"

@@ -1,40 +1,21 @@
-// The `linsweep` command line: subcommands, --version, and errors mapped to exit codes
-// (docs/architecture.md, "Exit codes").
+// `linsweep-full`'s command line: every subcommand, --version, and unknown commands named
+// (errors map to exit codes in parse_and_run; docs/architecture.md, "Exit codes").
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/errors.hpp"
-#include "common/heap_policy.hpp"
 #include "common/suggest.hpp"
 #include "orchestrator/build_info.hpp"
 #include "orchestrator/commands/commands.hpp"
-#include "orchestrator/commands/help_format.hpp"
-
-namespace {
-
-// One line: the first line of a (possibly multi-line) library message.
-std::string first_line(const std::string& s) {
-  auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
-
-}  // namespace
 
 namespace linsweep {
 
 int linsweep_main(int argc, char** argv) {
-  // The program is "linsweep" in every usage line, whatever path it was started by.
-  CLI::App app{
-      "linsweep: measure where transformer MLP nonlinearity is needed, across models, layers and corpora.\n"
-      "Run `linsweep COMMAND --help` for each command; docs/ has the details.",
-      "linsweep"};
-  use_help_formatter(app);  // before the subcommands, which inherit it
-  app.require_subcommand(1);
-  bool version = false;  // handled before parsing (no subcommand is needed with it); declared for --help
-  app.add_flag("--version", version, "print the versions of linsweep, LibTorch, HDF5 and MPI, and exit");
+  const std::unique_ptr<CLI::App> root = make_root_app();
+  CLI::App& app = *root;
   CommandAction action;
   add_eval_command(app, &action);
   add_tokenize_command(app, &action);
@@ -53,7 +34,6 @@ int linsweep_main(int argc, char** argv) {
   add_demo_command(app, &action);
   add_experiments_command(app, &action);
   add_export_command(app, &action);
-  app.footer("Example: linsweep run examples/fixture_measure.yaml; linsweep query runs/fixture-measure fits");
   if (argc == 1) {  // no arguments: the short help
     std::fputs(app.help().c_str(), stdout);
     return 0;
@@ -77,34 +57,7 @@ int linsweep_main(int argc, char** argv) {
       return static_cast<int>(ExitCode::kBadInput);
     }
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "linsweep: %s (see --help)\n", first_line(e.what()).c_str());
-    return static_cast<int>(ExitCode::kBadInput);
-  } catch (const Error& e) {  // a subcommand's checks of its flags (refuse_flags)
-    std::fprintf(stderr, "linsweep: %s (see --help)\n", first_line(e.what()).c_str());
-    return static_cast<int>(e.exit_code());
-  }
-  try {
-    // Every command that runs a model allocates large blocks; under another allocator (a
-    // sanitizer's) its own policy stands.
-    static_cast<void>(keep_large_blocks_in_heap());
-    return action();
-  } catch (const Error& e) {
-    std::fprintf(stderr, "linsweep: %s\n", first_line(e.what()).c_str());
-    return static_cast<int>(e.exit_code());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "linsweep: out of memory\n");
-    return static_cast<int>(ExitCode::kUnitsFailed);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "linsweep: internal error: %s\n", first_line(e.what()).c_str());
-    return static_cast<int>(ExitCode::kUnitsFailed);
-  }
+  return parse_and_run(app, action, argc, argv);
 }
 
 }  // namespace linsweep

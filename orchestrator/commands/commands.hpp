@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,26 @@ class App;
 
 namespace linsweep {
 
-// The whole command line: parses argv, runs the chosen subcommand, and returns the exit code
-// (errors become one line on stderr and their code). The `linsweep` executable is this; a test
-// binary may register experiments of its own before calling it.
-int linsweep_main(int argc, char** argv);
-
 // Runs the parsed command and returns its exit code; set by the subcommand that was chosen.
 using CommandAction = std::function<int()>;
+
+// `linsweep-full`, every command: parses argv, runs the chosen subcommand, and returns the exit
+// code (errors become one line on stderr and their code). A test binary may register
+// experiments of its own before calling it.
+int linsweep_main(int argc, char** argv);
+
+// `linsweep`: runs query, status and gc itself, without loading LibTorch (it registers the
+// tables from a catalogue written at build time), and executes `linsweep-full` beside it, with
+// the same arguments, for everything else. Returns the exit code; when `linsweep-full` cannot be
+// started, says so on stderr and returns 1.
+int linsweep_front_main(int argc, char** argv);
+
+// The root `linsweep` app (description, help format, --version, footer) without subcommands.
+std::unique_ptr<CLI::App> make_root_app();
+
+// Parses argv with `app` (its subcommands added), runs `action` and returns the exit code:
+// usage errors are 2, library errors their ExitCode, anything else 1; each is one stderr line.
+int parse_and_run(CLI::App& app, const CommandAction& action, int argc, char** argv);
 
 // Each adds its subcommand (options, --help text) to `root` and, when chosen, stores its
 // action in `*action`.

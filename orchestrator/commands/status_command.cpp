@@ -10,7 +10,7 @@
 
 #include "common/errors.hpp"
 #include "orchestrator/commands/commands.hpp"
-#include "orchestrator/submit.hpp"
+#include "orchestrator/slurm_jobs.hpp"
 #include "storage/store.hpp"
 #include "storage/store_status.hpp"
 

@@ -1,0 +1,62 @@
+// `linsweep`: query, status and gc run here, without LibTorch; every other command (and
+// --help, --version) runs in `linsweep-full`. Loading LibTorch costs about 0.7 s of CPU per start on a
+// 2-core machine (docs/reliability.md, "Test time"), which a query or a status check should not pay.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "common/child_process.hpp"
+#include "common/errors.hpp"
+#include "orchestrator/commands/commands.hpp"
+
+namespace linsweep {
+namespace {
+
+using AddCommand = void (*)(CLI::App&, CommandAction*);
+
+// The commands that read or tidy a store and need no experiment's code (the report, tables and
+// figures draw through the experiments' registered sections): they link no LibTorch or MPI.
+constexpr std::pair<const char*, AddCommand> kStoreCommands[] = {
+    {"query", add_query_command},
+    {"status", add_status_command},
+    {"gc", add_gc_command},
+};
+
+// Replaces this process with linsweep-full from this executable's folder (same pid, so that
+// signals from mpirun, Slurm or a terminal reach it); returns only when that failed.
+int exec_full(char** argv) {
+  std::string full;
+  try {
+    full = (std::filesystem::path(self_executable()).parent_path() / "linsweep-full").string();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "linsweep: %s\n", e.what());
+    return static_cast<int>(ExitCode::kUnitsFailed);
+  }
+  ::execv(full.c_str(), argv);
+  std::fprintf(stderr, "linsweep: cannot start %s: %s (it is built and installed beside linsweep)\n", full.c_str(),
+               std::strerror(errno));
+  return static_cast<int>(ExitCode::kUnitsFailed);
+}
+
+}  // namespace
+
+int linsweep_front_main(int argc, char** argv) {
+  if (argc > 1) {
+    for (const auto& [name, add] : kStoreCommands) {
+      if (std::strcmp(argv[1], name) != 0) continue;
+      const std::unique_ptr<CLI::App> app = make_root_app();
+      CommandAction action;
+      add(*app, &action);
+      return parse_and_run(*app, action, argc, argv);
+    }
+  }
+  return exec_full(argv);
+}
+
+}  // namespace linsweep
