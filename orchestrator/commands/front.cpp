@@ -3,6 +3,7 @@
 // 2-core machine (docs/reliability.md, "Test time"), which a query or a status check should not pay.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
