@@ -1,11 +1,14 @@
 // Versions of linsweep and its libraries.
 #include "orchestrator/build_info.hpp"
 
+#include "linsweep_version.hpp"
 #include "storage/versions.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/runtime.hpp"
 
 namespace linsweep {
+
+std::string linsweep_version() { return LINSWEEP_VERSION; }
 
 std::string build_info_text() {
   return "linsweep " + linsweep_version() + "\n" + torch_version() + "\n" + hdf5_version() + "\n" +

@@ -1,4 +1,4 @@
-// The `linsweep-full` executable: every command (`linsweep` starts it for all but the store
+// The `linsweep-full` executable: every command (`linsweep` starts it for all but the light
 // commands).
 #include "orchestrator/commands/commands.hpp"
 

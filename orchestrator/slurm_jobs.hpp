@@ -1,6 +1,6 @@
 // A store's recorded Slurm jobs and what the scheduler says of them: shared by `submit` and
 // `resume --submit` (which leave out the units a live job holds) and `status` (which shows
-// them). Torch-free: the store commands' executable links it.
+// them). Torch-free: `linsweep`, which runs `status` without LibTorch, links it.
 #pragma once
 
 #include <map>

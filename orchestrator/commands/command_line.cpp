@@ -1,5 +1,5 @@
 // The root of linsweep's command line and the parse-run-map-errors loop, shared by the
-// `linsweep` executable (the store commands) and `linsweep-full` (every command).
+// `linsweep` executable (the light commands) and `linsweep-full` (every command).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>

@@ -1,5 +1,5 @@
-// `linsweep`: query, status and gc run here, without LibTorch; every other command (and
-// --help, --version) runs in `linsweep-full`. Loading LibTorch costs about 0.7 s of CPU per start on a
+// `linsweep`: query, status, gc and tokenize run here, without LibTorch; every other command
+// (and --help, --version) runs in `linsweep-full`. Loading LibTorch costs about 0.7 s of CPU per start on a
 // 2-core machine (docs/reliability.md, "Test time"), which a query or a status check should not pay.
 #include <unistd.h>
 
@@ -21,12 +21,13 @@ namespace {
 
 using AddCommand = void (*)(CLI::App&, CommandAction*);
 
-// The commands that read or tidy a store and need no experiment's code (the report, tables and
-// figures draw through the experiments' registered sections): they link no LibTorch or MPI.
-constexpr std::pair<const char*, AddCommand> kStoreCommands[] = {
+// The commands that need no model and no experiment's code (the report, tables and figures draw
+// through the experiments' registered sections): they link no LibTorch or MPI.
+constexpr std::pair<const char*, AddCommand> kLightCommands[] = {
     {"query", add_query_command},
     {"status", add_status_command},
     {"gc", add_gc_command},
+    {"tokenize", add_tokenize_command},
 };
 
 // Replaces this process with linsweep-full from this executable's folder (same pid, so that
@@ -49,7 +50,7 @@ int exec_full(char** argv) {
 
 int linsweep_front_main(int argc, char** argv) {
   if (argc > 1) {
-    for (const auto& [name, add] : kStoreCommands) {
+    for (const auto& [name, add] : kLightCommands) {
       if (std::strcmp(argv[1], name) != 0) continue;
       const std::unique_ptr<CLI::App> app = make_root_app();
       CommandAction action;
