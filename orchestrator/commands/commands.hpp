@@ -20,9 +20,9 @@ using CommandAction = std::function<int()>;
 // experiments of its own before calling it.
 int linsweep_main(int argc, char** argv);
 
-// `linsweep`: runs query, status, gc and tokenize itself, without loading LibTorch (it registers the
-// tables from a catalogue written at build time), and executes `linsweep-full` beside it, with
-// the same arguments, for everything else. Returns the exit code; when `linsweep-full` cannot be
+// `linsweep`: runs query, status, gc and tokenize itself, without loading LibTorch (it
+// registers the tables from a catalogue written at build time), and executes `linsweep-full`
+// beside it, with the same arguments, for everything else. Returns the exit code; when `linsweep-full` cannot be
 // started, says so on stderr and returns 1.
 int linsweep_front_main(int argc, char** argv);
 

@@ -1,6 +1,7 @@
 // `linsweep`: query, status, gc and tokenize run here, without LibTorch; every other command
-// (and --help, --version) runs in `linsweep-full`. Loading LibTorch costs about 0.7 s of CPU per start on a
-// 2-core machine (docs/reliability.md, "Test time"), which a query or a status check should not pay.
+// (and --help, --version) runs in `linsweep-full`. Loading LibTorch costs most of a second of CPU
+// per start (measured: docs/reliability.md, "Test time"), which a query or a status check should
+// not pay.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
