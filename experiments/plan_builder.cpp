@@ -4,8 +4,6 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
-#include "common/sha256.hpp"
-#include "storage/table.hpp"
 
 namespace linsweep {
 namespace {
@@ -66,11 +64,7 @@ std::map<std::string, std::string> PlanBuilder::inputs(const std::string& model,
 
 std::string PlanBuilder::add(Unit u, const std::string& slot_suffix) {
   u.slot = u.kind + "/" + u.model + "/" + u.corpus + slot_suffix;
-  // The slot names the model and corpus, which the unit's rows and surrogate keys carry: two
-  // corpora with the same contents (or two names for one model) are still different units.
-  const nlohmann::json key = {{"kind", u.kind},     {"slot", u.slot}, {"params", u.params},
-                              {"inputs", u.inputs}, {"deps", u.deps}, {"schema", kStoreSchemaVersion}};
-  u.id = u.kind + "-" + sha256_hex(key.dump()).substr(0, 24);
+  u.id = unit_content_id(u);
   units_.push_back(std::move(u));
   return units_.back().id;
 }

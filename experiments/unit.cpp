@@ -1,6 +1,9 @@
 // Unit labels, provenance and token counts.
 #include "experiments/unit.hpp"
 
+#include "common/sha256.hpp"
+#include "storage/table.hpp"
+
 namespace linsweep {
 
 std::int64_t Unit::tokens() const {
@@ -19,7 +22,17 @@ std::string Unit::label() const {
 }
 
 std::string Unit::provenance() const {
-  return nlohmann::json({{"slot", slot}, {"params", params}, {"inputs", inputs}, {"deps", deps}}).dump();
+  nlohmann::json j = {{"slot", slot}, {"params", params}, {"inputs", inputs}, {"deps", deps}};
+  if (setting.is_object() && !setting.empty()) j["setting"] = setting;
+  return j.dump();
+}
+
+std::string unit_content_id(const Unit& u) {
+  // The slot names the model and corpus, which the unit's rows and surrogate keys carry: two
+  // corpora with the same contents (or two names for one model) are still different units.
+  const nlohmann::json key = {{"kind", u.kind},     {"slot", u.slot}, {"params", u.params},
+                              {"inputs", u.inputs}, {"deps", u.deps}, {"schema", kStoreSchemaVersion}};
+  return u.kind + "-" + sha256_hex(key.dump()).substr(0, 24);
 }
 
 }  // namespace linsweep

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/bootstrap.hpp"
 #include "common/errors.hpp"
 #include "storage/surrogate_store.hpp"
 #include "workers/comm/communicator.hpp"
@@ -91,30 +92,9 @@ std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w) {
 std::pair<double, double> bootstrap_delta_interval(const std::vector<double>& a, const std::vector<double>& b,
                                                    std::int64_t tokens_per_window, std::int64_t resamples,
                                                    std::uint64_t seed) {
-  const std::size_t n = a.size();
-  if (n == 0 || resamples <= 0) return {NAN, NAN};
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick(0, n - 1);
-  std::vector<double> deltas;
-  deltas.reserve(static_cast<std::size_t>(resamples));
-  const double tokens = static_cast<double>(n) * static_cast<double>(tokens_per_window);
-  for (std::int64_t r = 0; r < resamples; ++r) {
-    double sa = 0, sb = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t k = pick(rng);
-      sa += a[k];
-      sb += b[k];
-    }
-    deltas.push_back(100.0 * (std::exp((sb - sa) / tokens) - 1.0));  // PPL_b / PPL_a on the same windows
-  }
-  std::sort(deltas.begin(), deltas.end());
-  auto at = [&](double q) {
-    const double pos = q * static_cast<double>(deltas.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const auto hi = std::min(lo + 1, deltas.size() - 1);
-    return deltas[lo] + (pos - static_cast<double>(lo)) * (deltas[hi] - deltas[lo]);
-  };
-  return {at(0.025), at(0.975)};
+  return bootstrap_interval(a.size(), resamples, seed, [&](const std::vector<std::size_t>& picks) {
+    return window_delta(a, b, picks, tokens_per_window);
+  });
 }
 
 }  // namespace linsweep

@@ -13,6 +13,7 @@
 #include "experiments/experiment.hpp"
 #include "experiments/plan_builder.hpp"
 #include "orchestrator/fingerprint.hpp"
+#include "storage/setting_columns.hpp"
 #include "storage/store.hpp"
 #include "storage/store_layout.hpp"
 
@@ -70,17 +71,102 @@ void save_fingerprint_cache(FileHashCache& files, const SweepSpec& spec) {
   }
 }
 
-Plan make_plan(const SweepSpec& spec, FileHashCache& files) {
+namespace {
+
+// The units of one sweep (a spec, or one setting of it), in dependency order.
+std::vector<Unit> expand(const Sweep& sweep, const Fingerprinter& fingerprints) {
   const auto& registry = ExperimentRegistry::instance();
   PlanNeeds needs;
   for (const ExperimentDef* def : registry.experiments())
-    if (const nlohmann::json* params = spec.requested(def->name); params != nullptr && def->needs)
-      def->needs(*params, spec, needs);
-  PlanBuilder builder(spec, fingerprinter(files), std::move(needs));
+    if (const nlohmann::json* params = sweep.requested(def->name); params != nullptr && def->needs)
+      def->needs(*params, sweep, needs);
+  PlanBuilder builder(sweep, fingerprints, std::move(needs));
   for (const ExperimentDef* def : registry.experiments())
-    if (const nlohmann::json* params = spec.requested(def->name)) def->expand(*params, builder);
+    if (const nlohmann::json* params = sweep.requested(def->name)) def->expand(*params, builder);
+  return builder.take_units();
+}
+
+// Whether settings a and b differ in `key` alone.
+bool differ_only_in(const nlohmann::json& a, const nlohmann::json& b, const std::string& key) {
+  for (auto it = a.begin(); it != a.end(); ++it)
+    if ((it.key() == key) == (it.value() == b.at(it.key()))) return false;
+  return true;
+}
+
+// slot -> the swept keys its unit depends on: a key matters when two settings that differ in it
+// alone plan different units for the slot. Where settings agreeing on those keys still differ
+// (a slot some settings lack), every key matters.
+std::map<std::string, std::vector<std::string>> slot_keys(const std::vector<SweepSetting>& settings,
+                                                          const std::vector<std::vector<Unit>>& units) {
+  std::map<std::string, std::vector<const Unit*>> by_slot;  // slot -> its unit in each setting (or null)
+  for (std::size_t s = 0; s < units.size(); ++s)
+    for (const Unit& u : units[s]) {
+      auto& v = by_slot[u.slot];
+      v.resize(settings.size(), nullptr);
+      v[s] = &u;
+    }
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [slot, per] : by_slot) {
+    std::vector<std::string> keys;
+    for (auto it = settings[0].values.begin(); it != settings[0].values.end(); ++it) {
+      bool matters = false;
+      for (std::size_t a = 0; a < per.size() && !matters; ++a)
+        for (std::size_t b = a + 1; b < per.size() && !matters; ++b)
+          matters = per[a] && per[b] && per[a]->id != per[b]->id &&
+                    differ_only_in(settings[a].values, settings[b].values, it.key());
+      if (matters) keys.push_back(it.key());
+    }
+    std::map<std::string, std::string> id_of;  // the settings' values of `keys` -> unit id
+    bool consistent = true;
+    for (std::size_t a = 0; a < per.size(); ++a) {
+      if (!per[a]) continue;
+      nlohmann::json sub = nlohmann::json::object();
+      for (const auto& k : keys) sub[k] = settings[a].values[k];
+      auto [it, fresh] = id_of.emplace(sub.dump(), per[a]->id);
+      consistent = consistent && (fresh || it->second == per[a]->id);
+    }
+    if (!consistent) {
+      keys.clear();
+      for (auto k = settings[0].values.begin(); k != settings[0].values.end(); ++k) keys.push_back(k.key());
+    }
+    out[slot] = std::move(keys);
+  }
+  return out;
+}
+
+// The settings' units as one plan: a unit the settings share once, the others with their
+// setting in the slot ("…@context=32") and hence their own ids.
+std::vector<Unit> merge_settings(const std::vector<SweepSetting>& settings, std::vector<std::vector<Unit>> units) {
+  const auto keys = slot_keys(settings, units);
+  std::vector<Unit> out;
+  std::set<std::string> added;
+  for (std::size_t s = 0; s < units.size(); ++s) {
+    std::map<std::string, std::string> renamed;  // this setting's planned id -> merged id
+    for (Unit& u : units[s]) {
+      for (const auto& k : keys.at(u.slot)) u.setting[k] = settings[s].values[k];
+      if (!u.setting.empty()) u.slot += "@" + setting_name(u.setting);
+      for (auto& d : u.deps) d = renamed.at(d);
+      const std::string planned = u.id;
+      u.id = unit_content_id(u);
+      renamed[planned] = u.id;
+      if (added.insert(u.id).second) out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Plan make_plan(const SweepSpec& spec, FileHashCache& files) {
+  const Fingerprinter fingerprints = fingerprinter(files);
   Plan plan;
-  plan.units = builder.take_units();
+  if (spec.settings.empty()) {
+    plan.units = expand(spec, fingerprints);
+  } else {
+    std::vector<std::vector<Unit>> units;
+    for (const auto& s : spec.settings) units.push_back(expand(s.sweep, fingerprints));
+    plan.units = merge_settings(spec.settings, std::move(units));
+  }
   // Grouped by model, in the spec's order: a single process then loads each model once. Units
   // depend only on units of their own model, so the dependency order holds.
   std::map<std::string, std::size_t> rank;
@@ -96,7 +182,7 @@ Plan make_plan(const SweepSpec& spec) {
 }
 
 // The plan crosses from the coordinator to the workers as JSON: one field list for both ways.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Unit, id, kind, slot, model, corpus, params, inputs, deps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Unit, id, kind, slot, model, corpus, params, inputs, deps, setting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Plan, units, not_planned)
 
 nlohmann::json plan_to_json(const Plan& plan) { return plan; }

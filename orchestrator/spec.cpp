@@ -16,7 +16,9 @@
 #include "common/suggest.hpp"
 #include "experiments/experiment.hpp"
 #include "orchestrator/spec_overrides.hpp"
+#include "orchestrator/sweep_settings.hpp"
 #include "slurm/batch_script.hpp"
+#include "storage/setting_columns.hpp"
 #include "workers/corpus/corpus.hpp"
 #include "workers/corpus/npy.hpp"
 #include "workers/model/model_config.hpp"
@@ -341,38 +343,28 @@ namespace {
 // The spec's text with the overrides applied: what the store freezes and `plan --show-spec`
 // prints (the file's own text when there are none).
 std::string resolved_text(const std::string& path, const std::string& text, const YAML::Node& root,
-                          const std::vector<SpecOverride>& overrides) {
-  if (overrides.empty()) return text;
-  std::string header = "# " + path + " with overrides:";
-  for (const auto& o : overrides) header += " " + o.text;
+                          const std::vector<SpecOverride>& overrides, const std::vector<SpecOverride>& sweeps) {
+  std::string header;
+  if (!overrides.empty()) {
+    header = "# " + path + " with overrides:";
+    for (const auto& o : overrides) header += " " + o.text;
+    header += "\n";
+  }
+  if (!sweeps.empty()) {
+    header += "# " + path + " swept:";
+    for (const auto& o : sweeps) header += " " + o.text;
+    header += "\n";
+  }
+  if (overrides.empty()) return header + text;
   YAML::Emitter out;
   out << root;
-  return header + "\n" + out.c_str() + "\n";
+  return header + out.c_str() + "\n";
 }
 
-SweepSpec read_spec(const std::string& path, const std::string& store_override,
-                    const std::vector<std::string>& override_texts) {
-  std::vector<SpecOverride> overrides;
-  for (const auto& t : override_texts) overrides.push_back(parse_override(t));
-  const Ctx ctx(path, overrides);
-  SweepSpec spec;
-  spec.file = path;
-  spec.text = read_file(path, kMaxSpecBytes);
-  require_utf8(spec.text, path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(spec.text);
-  } catch (const YAML::Exception& e) {
-    throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + plain_yaml_error(e.msg));
-  }
-  if (!root.IsMap()) throw SpecError(path + ": the spec must be a YAML mapping");
-  try {
-    apply_overrides(root, overrides);
-  } catch (const SpecError& e) {
-    throw SpecError(path + ": " + e.what());
-  }
-  spec.text = resolved_text(path, spec.text, root, overrides);
-  spec.overrides = override_texts;
+// Reads `root` (the spec's tree, overrides applied) into `spec`, whose file, text and overrides
+// are set.
+void read_tree(const Ctx& ctx, const YAML::Node& root, const std::string& path, const std::string& store_override,
+               SweepSpec& spec) {
   only_keys(ctx, root, "",
             {"store", "context", "models", "corpora", "splits", "layers", "experiments", "runtime", "resources"});
 
@@ -520,6 +512,55 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
                msg.substr(msg.find(':', field) + 2));
     }
   }
+}
+
+// Each combination of the swept values, read as a spec of its own from a copy of `root`.
+void read_settings(const std::vector<SweepAxis>& axes, const YAML::Node& root, const std::string& path,
+                   const std::string& store_override, SweepSpec& spec) {
+  for (SettingOverrides& c : sweep_combinations(axes, root)) {
+    YAML::Node tree = YAML::Clone(root);
+    try {
+      apply_overrides(tree, c.overrides);
+    } catch (const SpecError& e) {
+      throw SpecError(path + ": setting '" + setting_name(c.values) + "': " + e.what());
+    }
+    const Ctx ctx(path, c.overrides);
+    SweepSpec one;
+    one.file = path;
+    read_tree(ctx, tree, path, store_override, one);
+    spec.settings.push_back(SweepSetting{std::move(c.values), static_cast<Sweep&&>(std::move(one))});
+  }
+}
+
+SweepSpec read_spec(const std::string& path, const std::string& store_override,
+                    const std::vector<std::string>& override_texts) {
+  std::vector<SpecOverride> overrides, sweeps;
+  for (const auto& t : override_texts) {
+    SpecOverride o = parse_override(t);
+    (o.choices.empty() ? overrides : sweeps).push_back(std::move(o));
+  }
+  const Ctx ctx(path, overrides);
+  SweepSpec spec;
+  spec.file = path;
+  spec.text = read_file(path, kMaxSpecBytes);
+  require_utf8(spec.text, path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(spec.text);
+  } catch (const YAML::Exception& e) {
+    throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + plain_yaml_error(e.msg));
+  }
+  if (!root.IsMap()) throw SpecError(path + ": the spec must be a YAML mapping");
+  try {
+    apply_overrides(root, overrides);
+  } catch (const SpecError& e) {
+    throw SpecError(path + ": " + e.what());
+  }
+  spec.text = resolved_text(path, spec.text, root, overrides, sweeps);
+  spec.overrides = override_texts;
+  const std::vector<SweepAxis> axes = read_sweep_axes(path, root, sweeps);
+  read_tree(ctx, root, path, store_override, spec);
+  if (!axes.empty()) read_settings(axes, root, path, store_override, spec);
   return spec;
 }
 

@@ -2,6 +2,7 @@
 #include "orchestrator/spec_overrides.hpp"
 
 #include <cctype>
+#include <stdexcept>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
@@ -76,6 +77,29 @@ YAML::Node parent_of(YAML::Node root, const SpecOverride& o) {
   return cur;
 }
 
+// `value` split at its commas outside brackets, braces and quotes ({value} when it has none).
+std::vector<std::string> top_level_items(const std::string& value) {
+  std::vector<std::string> items(1);
+  int depth = 0;
+  char quote = 0;
+  for (const char c : value) {
+    if (quote != 0) {
+      quote = c == quote ? 0 : quote;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{' || c == '(') {
+      ++depth;
+    } else if ((c == ']' || c == '}' || c == ')') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      items.emplace_back();
+      continue;
+    }
+    items.back() += c;
+  }
+  return items;
+}
+
 }  // namespace
 
 SpecOverride parse_override(const std::string& text) {
@@ -95,11 +119,31 @@ SpecOverride parse_override(const std::string& text) {
   }
   o.keys = split_path(text, path);
   for (const auto& step : o.keys) o.field += (is_index(step) || o.field.empty() ? "" : ".") + step;
+  if (o.op == SpecOverride::Op::kSet && o.value.rfind("choice(", 0) == 0 && o.value.back() == ')') {
+    for (const auto& item : top_level_items(o.value.substr(7, o.value.size() - 8))) {
+      const auto b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+      if (b == std::string::npos) bad(text, "choice(...) has an empty value");
+      o.choices.push_back(item.substr(b, e - b + 1));
+    }
+  } else if (o.op != SpecOverride::Op::kRemove && top_level_items(o.value).size() > 1) {
+    bad(text, "a list of values sweeps the key: add -m (linsweep run SPEC -m " + printable(text) + "); write [" +
+                  printable(o.value) + "] for a YAML list, or quote a string that holds commas");
+  }
   return o;
+}
+
+std::string multirun_override(const std::string& text) {
+  if (text.empty() || text[0] == '~' || text[0] == '+') return text;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return text;
+  const std::string value = text.substr(eq + 1);
+  if (value.rfind("choice(", 0) == 0 || top_level_items(value).size() < 2) return text;
+  return text.substr(0, eq) + "=choice(" + value + ")";
 }
 
 void apply_overrides(YAML::Node& root, const std::vector<SpecOverride>& overrides) {
   for (const auto& o : overrides) {
+    if (!o.choices.empty()) throw std::logic_error("apply_overrides: '" + o.text + "' is a sweep");
     YAML::Node parent = parent_of(root, o);
     const std::string& last = o.keys.back();
     YAML::Node value;

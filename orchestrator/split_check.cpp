@@ -28,6 +28,9 @@ std::int64_t stream_length(const ModelSpec& model, const CorpusSpec& corpus) {
 std::string split_name(const SweepSpec& spec, std::int64_t start, std::int64_t tokens) {
   for (const auto& [name, s] : spec.splits)
     if (s.start == start && s.tokens == tokens) return name;
+  for (const auto& setting : spec.settings)  // a swept split
+    for (const auto& [name, s] : setting.sweep.splits)
+      if (s.start == start && s.tokens == tokens) return name;
   return "split";
 }
 

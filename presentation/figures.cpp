@@ -5,6 +5,7 @@
 
 #include "common/atomic_file.hpp"
 #include "presentation/section.hpp"
+#include "presentation/setting_comparison.hpp"
 #include "storage/store.hpp"
 
 namespace linsweep {
@@ -45,7 +46,8 @@ std::vector<Figure> build_figures(const TableSet& tables, const Store& store) {
 }
 
 std::vector<std::string> write_figures(const Store& store, const std::string& out_dir) {
-  const std::vector<Figure> figures = build_figures(store.read_tables(), store);
+  std::string shown;  // a sweep's settings: the figures show one, as the report does
+  const std::vector<Figure> figures = build_figures(filter_to_one_setting(store.read_tables(), &shown), store);
   make_output_dir(out_dir);
   std::vector<std::string> written;
   for (const auto& f : figures) {

@@ -18,7 +18,8 @@ std::vector<Figure> build_figures(const TableSet& tables, const Store& store);
 
 // Writes `out_dir`/<stem>.svg for every figure of every summary section and returns the paths
 // written. The units are read before `out_dir` is created, so a corrupt store leaves no empty
-// directory. Throws StorageError on read or write failures.
+// directory. A sweep's settings: the figures of one (filter_to_one_setting). Throws StorageError
+// on read or write failures.
 std::vector<std::string> write_figures(const Store& store, const std::string& out_dir);
 
 // File-name-safe form of a model or shard name ([A-Za-z0-9._-], others become '_').

@@ -14,6 +14,7 @@
 #include "presentation/cells.hpp"
 #include "presentation/query.hpp"
 #include "presentation/section.hpp"
+#include "presentation/setting_comparison.hpp"
 #include "storage/store.hpp"
 
 namespace linsweep {
@@ -75,7 +76,10 @@ void drop_unused_notes(std::vector<ReportTable>* tables) {
 }  // namespace
 
 std::vector<ReportTable> build_report(const Store& store) {
-  return build_report(store.read_tables());  // every unit file read once
+  std::string shown;  // a sweep's settings: the one the sections show
+  std::vector<ReportTable> out = build_report(filter_to_one_setting(store.read_tables(), &shown));
+  if (!shown.empty()) out.insert(out.begin(), settings_table(compare_settings(store), shown));
+  return out;
 }
 
 std::vector<ReportTable> build_report(const std::map<std::string, Table>& tables) {

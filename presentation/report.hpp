@@ -23,7 +23,8 @@ struct ReportTable {
 
 // Every registered summary section's tables (presentation/section.hpp), in report order, from
 // the store's committed units (each read once). Sections without rows add nothing; the † note
-// stays only on tables that use the mark.
+// stays only on tables that use the mark. A store with a sweep's settings: the sections show one
+// setting, after a first table that compares them all (presentation/setting_comparison.hpp).
 std::vector<ReportTable> build_report(const Store& store);
 // The same from tables already read (Store::read_tables).
 std::vector<ReportTable> build_report(const std::map<std::string, Table>& tables);

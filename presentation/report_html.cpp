@@ -14,6 +14,7 @@
 #include "presentation/cells.hpp"
 #include "presentation/figures.hpp"
 #include "presentation/findings.hpp"
+#include "presentation/setting_comparison.hpp"
 #include "presentation/svg_text.hpp"
 #include "storage/store.hpp"
 
@@ -340,11 +341,14 @@ std::string render_html(const Provenance& provenance, const ReportTable& finding
 }
 
 HtmlReportFiles write_html_report(const Store& store, const std::string& out_dir, const std::string& version) {
-  const TableSet tables = store.read_tables();  // every unit file read once, before anything is written
+  const TableSet all = store.read_tables();  // every unit file read once, before anything is written
+  std::string shown;                         // a sweep's settings: the one the sections show
+  const TableSet tables = filter_to_one_setting(all, &shown);
   std::vector<ReportTable> report = build_report(tables);
+  if (!shown.empty()) report.insert(report.begin(), settings_table(compare_settings(store), shown));
   const ReportTable findings = findings_table(collect_findings(tables));
   const std::vector<Figure> figures = build_figures(tables, store);
-  Provenance provenance = read_provenance(store, tables);
+  Provenance provenance = read_provenance(store, all);
   provenance.written_by = version;
   const std::string html = render_html(provenance, findings, report, figures, static_cast<double>(std::time(nullptr)));
   HtmlReportFiles out;

@@ -26,6 +26,7 @@
 #include "common/path_confinement.hpp"
 #include "storage/hdf5.hpp"
 #include "storage/plan_records.hpp"
+#include "storage/setting_columns.hpp"
 #include "storage/table_io.hpp"
 #include "storage/unit_standing.hpp"
 #include "storage/units_table.hpp"
@@ -357,6 +358,7 @@ std::map<std::string, Table> Store::read_tables(Scope scope) const {
   for (const auto& schema : table_schemas())
     if (schema.name != units_table().name()) out.emplace(schema.name, with_store_columns(schema));
   Table units = units_table().schema();
+  std::map<std::string, nlohmann::json> settings;  // unit id -> its setting, for units with one
   const std::map<std::string, UnitStanding> standings = unit_standings(*this);
   for (const auto& id : committed_units()) {
     const auto st = standings.find(id);
@@ -371,6 +373,7 @@ std::map<std::string, Table> Store::read_tables(Scope scope) const {
       throw;
     }
     units.rows.push_back(units_table().row(unit_row(u, st->second)));
+    if (nlohmann::json s = setting_of(u.params); !s.empty()) settings.emplace(id, std::move(s));
     for (const auto& t : u.tables) {
       if (t.name == units.name) continue;  // the store's own table, never a unit's
       auto it = out.find(t.name);
@@ -391,6 +394,7 @@ std::map<std::string, Table> Store::read_tables(Scope scope) const {
     }
   }
   out[units.name] = std::move(units);
+  add_setting_columns(out, settings);
   return out;
 }
 
@@ -447,6 +451,9 @@ Table read_consolidated_table(const std::string& path, const std::string& name) 
       throw StorageError("schema version " + std::to_string(v) + " is newer than this build's " +
                          std::to_string(kStoreSchemaVersion));
     H5Id group = H5_GROUP(H5Gopen2(file, "tables", H5P_DEFAULT));
+    if (H5Lexists(group, name.c_str(), H5P_DEFAULT) > 0)  // the columns a sweep's settings added
+      for (const Column& c : stored_schema(group, name).columns)
+        if (schema.column_index(c.name) < 0) schema.columns.push_back({c.name, c.type, false});
     return read_table(group, schema);
   } catch (const Error& e) {
     throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);

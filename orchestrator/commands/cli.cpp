@@ -21,6 +21,7 @@ int linsweep_main(int argc, char** argv) {
   add_tokenize_command(app, &action);
   add_inspect_command(app, &action);
   add_query_command(app, &action);
+  add_compare_command(app, &action);
   add_tables_command(app, &action);
   add_plot_command(app, &action);
   add_report_command(app, &action);

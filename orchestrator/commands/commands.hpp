@@ -20,7 +20,7 @@ using CommandAction = std::function<int()>;
 // experiments of its own before calling it.
 int linsweep_main(int argc, char** argv);
 
-// `linsweep`: runs query, status, gc and tokenize itself, without loading LibTorch (it
+// `linsweep`: runs query, compare, status, gc and tokenize itself, without loading LibTorch (it
 // registers the tables from a catalogue written at build time), and executes `linsweep-full`
 // beside it, with the same arguments, for everything else. Returns the exit code; when `linsweep-full` cannot be
 // started, says so on stderr and returns 1.
@@ -39,6 +39,7 @@ void add_eval_command(CLI::App& root, CommandAction* action);
 void add_tokenize_command(CLI::App& root, CommandAction* action);
 void add_inspect_command(CLI::App& root, CommandAction* action);
 void add_query_command(CLI::App& root, CommandAction* action);
+void add_compare_command(CLI::App& root, CommandAction* action);
 void add_tables_command(CLI::App& root, CommandAction* action);
 void add_plot_command(CLI::App& root, CommandAction* action);
 void add_report_command(CLI::App& root, CommandAction* action);
@@ -62,7 +63,8 @@ struct SpecArguments {
   std::vector<std::string>* overrides;
   std::string* store;  // the --store override, empty when not given
 };
-// SPEC, then OVERRIDES... (`overrides_note` ends their help), then --store.
+// SPEC, then OVERRIDES... (`overrides_note` ends their help), then --store and -m (which turns
+// each key=a,b among the overrides into key=choice(a,b), a sweep).
 void add_spec_arguments(CLI::App* cmd, const SpecArguments& args, const std::string& overrides_note = "");
 
 struct SubmitOptions;

@@ -56,6 +56,8 @@ int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
                             {"kind", p.unit->kind},
                             {"model", p.unit->model},
                             {"corpus", p.unit->corpus},
+                            {"slot", p.unit->slot},
+                            {"setting", p.unit->setting},
                             {"state", unit_state_name(p.state)},
                             {"reason", p.reason},
                             {"deps", p.unit->deps}});
@@ -64,11 +66,13 @@ int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
   }
   std::printf("plan for %s -> %s\n", spec_path.c_str(), spec.store.c_str());
   for (const auto& p : status) {
-    const std::string& slot = p.unit->slot;  // kind/model/corpus[/layerN]
+    const std::string& full = p.unit->slot;  // kind/model/corpus[/layerN][@setting]
+    const std::string slot = full.substr(0, full.find('@'));
     const auto layer = slot.rfind("/layer");
     const std::string where = layer == std::string::npos ? "" : slot.substr(layer + 1);
-    std::printf("  %-8s %-13s %-16s %-14s %-8s %s%s%s\n", unit_state_name(p.state), p.unit->kind.c_str(),
-                p.unit->model.c_str(), p.unit->corpus.c_str(), where.c_str(), p.unit->id.c_str(),
+    const std::string setting = slot.size() < full.size() ? "  " + full.substr(slot.size() + 1) : "";
+    std::printf("  %-8s %-13s %-16s %-14s %-8s %s%s%s%s\n", unit_state_name(p.state), p.unit->kind.c_str(),
+                p.unit->model.c_str(), p.unit->corpus.c_str(), where.c_str(), p.unit->id.c_str(), setting.c_str(),
                 p.reason.empty() ? "" : "  ", p.reason.c_str());
   }
   std::printf("%zu units: %d done, %d pending, %d rerun\n", status.size(), counts["done"], counts["pending"],
@@ -86,7 +90,7 @@ void add_plan_command(CLI::App& root, CommandAction* action) {
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--show-spec", args->show_spec, "print the spec with the overrides applied (what the store freezes)")
       ->excludes("--json");
-  cmd->footer("Example: linsweep plan examples/fixture.yaml context=16 experiments.fit.lambda=[0.1,1]");
+  cmd->footer("Example: linsweep plan examples/fixture.yaml -m context=16,32 experiments.fit.lambda=[0.1,1]");
   cmd->callback([args, action] { *action = [args] { return run_plan(*args); }; });
 }
 

@@ -59,6 +59,44 @@ def _provenance(params):
     return p if isinstance(p, dict) else {}
 
 
+def _setting_text(value):
+    """A swept value as linsweep writes it in `setting` and string columns."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _with_settings(df, meta):
+    """`df` (rows with a `unit` column) with the columns a sweep's settings add, as linsweep's
+    reader adds them (storage/setting_columns.hpp): `setting` ("key=value,...", "" for a unit
+    every setting shares) and one column per swept key (float where every value is a number,
+    NaN where a unit has none; else str). Keys that are columns of `df` already are left out;
+    nothing is added when no unit has a setting."""
+    settings = {}
+    for uid, p in zip(meta["unit"], meta["params"]):
+        s = _provenance(p).get("setting")
+        if isinstance(s, dict) and s:
+            settings[uid] = s
+    if not settings:
+        return df
+    keys = {}
+    for s in settings.values():
+        for k, v in s.items():
+            numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
+            keys[k] = keys.get(k, True) and numeric
+    df = df.copy()
+    if "setting" not in df.columns:
+        df["setting"] = [",".join(f"{k}={_setting_text(v)}" for k, v in sorted(settings[u].items()))
+                         if u in settings else "" for u in df["unit"]]
+    for k in sorted(keys):
+        if k in df.columns:
+            continue
+        values = [settings.get(u, {}).get(k) for u in df["unit"]]
+        if keys[k]:
+            df[k] = pd.array([float("nan") if v is None else float(v) for v in values], dtype="float64")
+        else:
+            df[k] = ["" if v is None else _setting_text(v) for v in values]
+    return df
+
+
 class Store:
     """A store opened by open_store(). It reads each file once, when first needed; open the
     store again to see units committed since. Not thread safe."""
@@ -172,6 +210,7 @@ class Store:
             return self._units_table(all)
         df = self._rows(name)
         meta = self.units()
+        df = _with_settings(df, meta)  # store.h5 holds them already: then nothing is added
         if all:  # as `query --all`: every unit's rows, with its standing
             standing = meta[["unit", "current", "planned_by"]]
             df = df.drop(columns=[c for c in ("current", "planned_by") if c in df.columns])
@@ -234,10 +273,11 @@ class Store:
 
     def _units_table(self, all):
         """The `units` table as `linsweep query STORE units [--all]` prints it."""
-        meta = self.units()[UNITS_COLUMNS]
+        meta = self.units()
+        table = _with_settings(meta[UNITS_COLUMNS], meta)
         if not all:
-            meta = meta[meta["current"] == 1]
-        return default_order(meta)
+            table = table[table["current"] == 1]
+        return default_order(table)
 
     @staticmethod
     def _unit_row(uid, attrs):

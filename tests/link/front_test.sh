@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `linsweep` runs query, status, gc and tokenize without LibTorch and hands every other command to
-# `linsweep-full` beside it (docs/architecture.md, "Two executables"). Checks:
+# `linsweep` runs query, compare, status, gc and tokenize without LibTorch and hands every other
+# command to `linsweep-full` beside it (docs/architecture.md, "Two executables"). Checks:
 #  1. linsweep needs no LibTorch, c10, MPI, NCCL or CUDA library;
-#  2. its query, status, gc and tokenize parse and print help exactly as linsweep-full's do (the table
-#     catalogue it was built with lists every table the experiments register), and --version
+#  2. its query, compare, status, gc and tokenize parse and print help exactly as linsweep-full's
+#     do (the table catalogue it was built with lists every table the experiments register), and --version
 #     and an unknown command reach linsweep-full;
 #  3. a linsweep without linsweep-full beside it still runs query and says, exit 1, that it
 #     cannot start linsweep-full for a command that needs it.
@@ -16,7 +16,7 @@ heavy=$(readelf -d "$front" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -E '
 [[ -z "$heavy" ]] || { echo "FAIL: $front needs $(echo $heavy)"; exit 1; }
 echo "ok: $(basename "$front") needs no LibTorch, MPI or CUDA library"
 
-for args in "query --help" "status --help" "gc --help" "tokenize --help" "--version" "frobnicate" "query" "status $work/none"; do
+for args in "query --help" "compare --help" "status --help" "gc --help" "tokenize --help" "--version" "frobnicate" "query" "status $work/none"; do
   set +e
   "$front" $args >"$work/front.out" 2>&1; a=$?
   "$full" $args >"$work/full.out" 2>&1; b=$?

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "orchestrator/plan.hpp"
+#include "orchestrator/spec_overrides.hpp"
 #include "storage/store.hpp"
 #include "support/catch.hpp"
 #include "support/test_support.hpp"
@@ -318,4 +319,109 @@ TEST_CASE("adding a training experiment changes no measurement unit's id; its la
   for (const auto& u : with.units)
     if (u.kind == "progressive" && u.params["variant"] == "progressive")
       CHECK(u.deps == std::vector<std::string>{ids.at("fit/" + u.model + "/a")});
+}
+
+namespace {
+
+// The units of `p` of `kind`.
+std::vector<const Unit*> of_kind(const Plan& p, const std::string& kind) {
+  std::vector<const Unit*> out;
+  for (const auto& u : p.units)
+    if (u.kind == kind) out.push_back(&u);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a swept key plans each setting; units it does not change are shared") {
+  Fixture f;
+  const SweepSpec spec = f.spec("[0.01, 0.1]", 8, "01:00:00", "", "sweep:\n  all_linear.bootstrap: [200, 500]\n");
+  REQUIRE(spec.settings.size() == 2);
+  CHECK(spec.settings[0].values == nlohmann::json{{"all_linear.bootstrap", 200}});
+  const Plan p = make_plan(spec);
+  // stats and fit per model and corpus once; all_linear once per setting.
+  REQUIRE(of_kind(p, "stats").size() == 4);
+  REQUIRE(of_kind(p, "fit").size() == 4);
+  REQUIRE(of_kind(p, "all_linear").size() == 8);
+  for (const Unit* u : of_kind(p, "fit")) {
+    CHECK(u->setting.empty());
+    CHECK(u->slot.find('@') == std::string::npos);
+  }
+  std::set<std::string> ids, slots;
+  for (const Unit* u : of_kind(p, "all_linear")) {
+    const std::int64_t b = u->setting.at("all_linear.bootstrap").get<std::int64_t>();
+    CHECK(u->params.at("bootstrap").get<std::int64_t>() == b);
+    CHECK(u->slot.substr(u->slot.find('@')) == "@all_linear.bootstrap=" + std::to_string(b));
+    CHECK(u->provenance().find("\"setting\"") != std::string::npos);
+    slots.insert(u->slot);
+  }
+  CHECK(slots.size() == 8);
+  for (const auto& u : p.units) {
+    for (const auto& d : u.deps) CHECK(ids.count(d) == 1);  // dependencies first, by their merged ids
+    CHECK(ids.insert(u.id).second);
+    CHECK(u.id == unit_content_id(u));
+  }
+}
+
+TEST_CASE("two swept keys make every combination; each unit names only the keys it depends on") {
+  Fixture f;
+  f.spec("[0.01, 0.1]", 8, "01:00:00", "", "sweep:\n  context: [16, 32]\n");  // writes spec.yaml
+  const SweepSpec spec =
+      load_spec(f.dir / "spec.yaml", "", {multirun_override("experiments.all_linear.bootstrap=100,300")});
+  REQUIRE(spec.settings.size() == 4);
+  const Plan p = make_plan(spec);
+  REQUIRE(of_kind(p, "stats").size() == 8);  // 4 (model, corpus) x 2 contexts
+  for (const Unit* u : of_kind(p, "stats")) {
+    CHECK(u->setting.size() == 1);
+    CHECK(u->params.at("context") == u->setting.at("context"));
+  }
+  REQUIRE(of_kind(p, "all_linear").size() == 16);
+  for (const Unit* u : of_kind(p, "all_linear")) CHECK(u->setting.size() == 2);
+  // The same sweep written in the spec plans the same units.
+  const SweepSpec written = f.spec("[0.01, 0.1]", 8, "01:00:00", "",
+                                   "sweep:\n  context: [16, 32]\n  experiments.all_linear.bootstrap: [100, 300]\n");
+  CHECK(ids_by_slot(make_plan(written)) == ids_by_slot(p));
+}
+
+TEST_CASE("a setting's units keep their ids when the sweep's other values change") {
+  Fixture f;
+  const auto plain = ids_by_slot(make_plan(f.spec()));
+  const auto one = ids_by_slot(make_plan(f.spec("[0.01, 0.1]", 8, "01:00:00", "", "sweep:\n  context: [16]\n")));
+  for (const auto& [slot, id] : one) CHECK(plain.count(slot) == 1);  // one value: nothing differs, nothing named
+  const auto a = ids_by_slot(make_plan(f.spec("[0.01, 0.1]", 8, "01:00:00", "", "sweep:\n  context: [16, 24]\n")));
+  const auto b = ids_by_slot(make_plan(f.spec("[0.01, 0.1]", 8, "01:00:00", "", "sweep:\n  context: [32, 16]\n")));
+  std::size_t same = 0;
+  for (const auto& [slot, id] : a)
+    if (slot.find("@context=16") != std::string::npos) same += b.count(slot) && b.at(slot) == id;
+  CHECK(same == plain.size());  // every unit reads windows of the context
+}
+
+TEST_CASE("sweep keys and values are checked before any work") {
+  Fixture f;
+  f.spec();
+  const std::string spec = f.dir / "spec.yaml";
+  auto fails = [&](const std::vector<std::string>& overrides) {
+    try {
+      load_spec(spec, "", overrides);
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(fails({"context=16,32"}), ContainsSubstring("add -m"));
+  CHECK_THAT(fails({"runtime.batch=choice(1,2)"}),
+             ContainsSubstring("only context, layers, splits.* and experiments.*"));
+  CHECK_THAT(fails({"context=choice(16,16)"}), ContainsSubstring("lists 16 twice"));
+  CHECK_THAT(fails({"context=choice(16,100000)"}), ContainsSubstring("context=100000"));
+  CHECK_THAT(fails({"experiments.fit=choice(1,2)"}), ContainsSubstring("experiments.<name>.<key>"));
+  CHECK_THAT(fails({"context=choice(16,)"}), ContainsSubstring("empty value"));
+  CHECK(multirun_override("context=16,32") == "context=choice(16,32)");
+  CHECK(multirun_override("experiments.fit.lambda=[0.1,1]") == "experiments.fit.lambda=[0.1,1]");
+  CHECK(multirun_override("experiments.fit.lambda=[0.1],[1]") == "experiments.fit.lambda=choice([0.1],[1])");
+  CHECK(multirun_override("~layers") == "~layers");
+  const std::string text = f.dir / "sweep.yaml";
+  test::write_text(text, test::read_text(spec) + "sweep:\n  context: []\n");
+  CHECK_THROWS_WITH(load_spec(text), ContainsSubstring("sweep.context: expected a non-empty list"));
+  test::write_text(text, test::read_text(spec) + "sweep:\n  runtime.batch: [1, 2]\n");
+  CHECK_THROWS_WITH(load_spec(text), ContainsSubstring("sweep.runtime.batch: only context"));
 }

@@ -4,6 +4,8 @@
   OUT/measure   examples/fixture_measure.yaml (every measurement experiment; float16 shards)
   OUT/training  examples/fixture_training.yaml (progressive, finetune, training_loss, soft_gates)
   OUT/bf16      one model, one corpus, layer 0, token_context, bfloat16 shards (by overrides)
+  OUT/sweep     one model, one corpus, layers 0-1, fit and all_linear, swept over context and
+                fit.lambda (`-m`): four settings side by side
 
 Usage: make_stores.py LINSWEEP SOURCE_DIR OUT
 """
@@ -21,6 +23,10 @@ runs = {
     "bf16": ["examples/fixture_measure.yaml", "models=[{name: tiny-gpt2, path: ../tests/data/models/tiny-gpt2}]",
              "corpora=[{name: stream-a, path: ../tests/data/models/tiny-gpt2.tokens.npy, format: npy}]",
              "layers=[0]", "experiments={token_context: {}}", "+runtime.activation_dtype=bfloat16"],
+    "sweep": ["examples/fixture_measure.yaml", "models=[{name: tiny-gpt2, path: ../tests/data/models/tiny-gpt2}]",
+              "corpora=[{name: stream-a, path: ../tests/data/models/tiny-gpt2.tokens.npy, format: npy}]",
+              "layers=[0,1]", "experiments={fit: {lambda: [0.01]}, all_linear: {bootstrap: 200}}",
+              "-m", "context=16,32", "fit.lambda=[0.01],[10]"],
 }
 for name, args in runs.items():
     spec, overrides = os.path.join(src, args[0]), args[1:]

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(SRC, "tests", "support"))
 import numerics  # noqa: E402
 from linsweep_store import StoreError, UnknownNameError, bfloat16_to_float32, open_store  # noqa: E402
 
-STORE_NAMES = ("measure", "training", "bf16")
+STORE_NAMES = ("measure", "training", "bf16", "sweep")
 
 
 def query(store, table, *extra):

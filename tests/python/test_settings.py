@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""A sweep's settings side by side (docs/spec.md, "Sweeps") on the store make_stores.py runs with
+`-m context=16,32 fit.lambda=[0.01],[10]`: the settings' units coexist as current results, the
+swept keys are typed columns of every table (`query`, the units table), `compare` recomputes each
+table's Δ% from the stored windows and pairs only settings that hold the same windows, the report
+opens with the comparison and shows one setting elsewhere, a plain run keeps the sweep current,
+and sweeps written wrongly are refused with exit 2.
+
+Usage: test_settings.py LINSWEEP SOURCE_DIR STORES
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+LINSWEEP, SRC, STORES = sys.argv[1:4]
+STORE = os.path.join(STORES, "sweep")
+SPEC = os.path.join(SRC, "examples", "fixture_measure.yaml")
+ONE_MODEL = ["models=[{name: tiny-gpt2, path: ../tests/data/models/tiny-gpt2}]",
+             "corpora=[{name: stream-a, path: ../tests/data/models/tiny-gpt2.tokens.npy, format: npy}]",
+             "layers=[0,1]", "experiments={fit: {lambda: [0.01]}, all_linear: {bootstrap: 200}}"]
+SWEEP = ["-m", "context=16,32", "fit.lambda=[0.01],[10]"]
+SETTINGS = {"context=16,fit.lambda=[0.01]", "context=16,fit.lambda=[10]", "context=32,fit.lambda=[0.01]",
+            "context=32,fit.lambda=[10]"}
+
+
+def linsweep(*args, check=True):
+    r = subprocess.run([LINSWEEP, *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError(f"linsweep {' '.join(args)} exited {r.returncode}: {r.stderr}")
+    return r
+
+
+def query(store, table, *extra):
+    return json.loads(linsweep("query", store, table, "--format", "json", *extra).stdout)
+
+
+class Settings(unittest.TestCase):
+    def test_settings_are_columns_of_every_table(self):
+        rows = query(STORE, "all_linear")
+        self.assertEqual(len(rows), 2 * 4)  # two layers, four settings
+        self.assertEqual({r["setting"] for r in rows}, SETTINGS)
+        for r in rows:
+            self.assertEqual(list(r)[-4:], ["unit", "setting", "context", "fit.lambda"])
+            self.assertEqual(r["setting"], f"context={r['context']:g},fit.lambda={r['fit.lambda']}")
+        self.assertEqual({r["context"] for r in rows}, {16.0, 32.0})
+        stats = [u for u in query(STORE, "units") if u["kind"] == "stats"]
+        self.assertEqual(sorted(u["setting"] for u in stats), ["context=16", "context=32"])
+        self.assertEqual({u["fit.lambda"] for u in stats}, {""})  # stats does not depend on λ
+        self.assertTrue(all(u["slot"].endswith("@" + u["setting"]) for u in stats))
+        narrowed = query(STORE, "all_linear", "--where", "context=32", "--where", r"fit.lambda=\[10\]")
+        self.assertEqual(len(narrowed), 2)
+
+    def test_compare_pairs_settings_on_shared_windows(self):
+        table = {(r["layer"], r["setting"]): r for r in query(STORE, "all_linear")}
+        rows = json.loads(linsweep("compare", STORE, "--json").stdout)
+        self.assertEqual(len(rows), len(table))
+        for r in rows:
+            with self.subTest(series=r["series"], setting=r["setting"]):
+                stored = table[(int(r["series"][len("layer"):]), r["setting"])]
+                self.assertAlmostEqual(r["delta_pct"], stored["delta_pct"], places=9)
+                self.assertLessEqual(r["delta_lo"], r["delta_pct"])
+                self.assertLessEqual(r["delta_pct"], r["delta_hi"])
+                if "fit.lambda=[0.01]" in r["setting"]:  # first of its context: nothing before it shares windows
+                    self.assertEqual((r["baseline"], r["shared_windows"], r["diff_pct"]), ("", 0, None))
+                    continue
+                context = r["setting"].split(",")[0]
+                self.assertEqual(r["baseline"], context + ",fit.lambda=[0.01]")
+                self.assertEqual(r["shared_windows"], r["windows"])
+                other = table[(stored["layer"], r["baseline"])]
+                self.assertAlmostEqual(r["diff_pct"], stored["delta_pct"] - other["delta_pct"], places=9)
+                self.assertLessEqual(r["diff_lo"], r["diff_pct"])
+                self.assertLessEqual(r["diff_pct"], r["diff_hi"])
+                # Pairing removes the windows' shared variation: narrower than either setting's interval.
+                self.assertLess(r["diff_hi"] - r["diff_lo"], r["delta_hi"] - r["delta_lo"])
+        text = linsweep("compare", STORE).stdout
+        self.assertIn("paired with", text)
+        self.assertIn("context=16,fit.lambda=[0.01]", text)
+
+    def test_report_opens_with_the_comparison_and_shows_one_setting(self):
+        out = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, out)
+        linsweep("tables", STORE, "--out", out)
+        with open(os.path.join(out, "tables.md")) as f:
+            md = f.read()
+        titles = [line for line in md.splitlines() if line.startswith("## ")]
+        self.assertTrue(titles[0].startswith("## Settings side by side"), titles)
+        self.assertIn("The other tables and figures show setting context=16,fit.lambda=[0.01].", md)
+        self.assertNotIn("context=32", md.split("## ", 2)[2])  # the sections after it: one setting only
+
+    def test_a_plain_run_keeps_the_sweep_current_and_a_rerun_does_nothing(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        store = os.path.join(d, "store")
+        shutil.copytree(STORE, store)
+        plan = json.loads(linsweep("plan", SPEC, *ONE_MODEL, *SWEEP, "--store", store, "--json").stdout)
+        self.assertEqual(plan["counts"], {"done": len(plan["units"])})
+        self.assertEqual({json.dumps(u["setting"], sort_keys=True) for u in plan["units"] if u["kind"] == "all_linear"},
+                         {'{"context": 16, "fit.lambda": [0.01]}', '{"context": 16, "fit.lambda": [10]}',
+                          '{"context": 32, "fit.lambda": [0.01]}', '{"context": 32, "fit.lambda": [10]}'})
+        linsweep("run", SPEC, *ONE_MODEL, "--store", store, "--quiet")
+        rows = query(store, "all_linear")
+        self.assertEqual(len(rows), 2 * 5)  # the four settings and the plain run's context 32
+        self.assertEqual(sum(r["setting"] == "" for r in rows), 2)
+        self.assertEqual([r["context"] for r in rows if r["setting"] == ""], [None, None])  # NaN: no setting
+
+    def test_sweeps_written_wrongly_are_refused(self):
+        cases = [
+            (["context=16,32"], "add -m"),
+            (["-m", "runtime.batch=1,2"], "only context, layers, splits.* and experiments.*"),
+            (["-m", "context=16,16"], "lists 16 twice"),
+            (["-m", "context=16,100000"], "override 'context=100000': context: 100000 is longer than model"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                r = linsweep("plan", SPEC, *ONE_MODEL, *args, check=False)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
