@@ -71,20 +71,28 @@ CompoundUnits read_compound_units(const Store& store, const std::string& model, 
   if (id.empty()) {
     const Table table = store.read_table("compound");
     const TableView t(table);
-    std::string have;
-    for (std::size_t i = 0; i < t.size() && id.empty(); ++i) {
-      if (t.text(i, "model") == model && t.text(i, "corpus") == corpus) id = t.text(i, "unit");
+    const bool settings = table.column_index("setting") >= 0;
+    std::string have, listed;  // every model/corpus; the units of this one (a sweep's settings)
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
       have += (have.empty() ? "" : ", ") + t.text(i, "model") + "/" + t.text(i, "corpus");
+      if (t.text(i, "model") != model || t.text(i, "corpus") != corpus) continue;
+      if (found++ == 0) id = t.text(i, "unit");
+      listed += (listed.empty() ? "" : ", ") + t.text(i, "unit") + (settings ? " (" + t.text(i, "setting") + ")" : "");
     }
-    if (id.empty())
+    if (found == 0)
       throw InputError(store.dir() + ": no current compound result for model '" + model + "' and corpus '" + corpus +
                        "' (" + (have.empty() ? "none in the store" : "have: " + have) + ")");
+    if (found > 1)
+      throw InputError(store.dir() + ": " + std::to_string(found) + " settings of a sweep hold a current compound " +
+                       "result for model '" + model + "' and corpus '" + corpus + "'; name one with --unit: " + listed);
   }
   CompoundUnits out;
   out.compound = read_committed(store, id, "unit");
   const nlohmann::json provenance = nlohmann::json::parse(out.compound.params, nullptr, false);
-  const std::string slot = "compound/" + model + "/" + corpus;
-  if (out.compound.kind != "compound" || !provenance.is_object() || provenance.value("slot", "") != slot)
+  const std::string slot = "compound/" + model + "/" + corpus;  // of any setting ("…@compound.seed=1")
+  const std::string found = provenance.is_object() ? provenance.value("slot", "") : "";
+  if (out.compound.kind != "compound" || found.substr(0, found.find('@')) != slot)
     throw InputError(store.dir() + ": unit " + id + " is not a compound unit of model '" + model + "' and corpus '" +
                      corpus + "'");
   const auto deps = provenance.value("deps", std::vector<std::string>{});

@@ -22,8 +22,9 @@ struct CompoundUnits {
 // The compound unit of (model, corpus) that is current in `store`, or the committed unit
 // `unit_id` when it is not empty, and the units it read (its provenance's deps). Throws
 // InputError naming the store when there is none (listing the model and corpus pairs that have
-// one), when `unit_id` is not a committed compound unit of that model and corpus, or when a
-// unit it read is no longer committed (`linsweep gc` removed it). Reads only.
+// one) or several (a sweep's settings, listed with their units: name one), when `unit_id` is not
+// a committed compound unit of that model and corpus (of any setting), or when a unit it read is
+// no longer committed (`linsweep gc` removed it). Reads only.
 CompoundUnits read_compound_units(const Store& store, const std::string& model, const std::string& corpus,
                                   const std::string& unit_id = "");
 

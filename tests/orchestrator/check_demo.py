@@ -141,6 +141,15 @@ def check_tables(out):
     check(families == FAMILIES, f"cross_scale: families {families}, expected {FAMILIES}")
     md = open(os.path.join(out, "report", "tables.md")).read()
     check("†" in md or "[" in md, "tables.md has no intervals")
+    # The sweep over compound's seed: both settings side by side, paired on the same windows.
+    settings = read_csv(os.path.join(csvdir, "settings.csv"))
+    col = {h: i for i, h in enumerate(settings[0])}
+    pairs = [r for r in settings[1:] if r[col["setting"]] == "compound.seed=1"]
+    check(len(pairs) == 2 * len(MODELS) * len(CORPORA), f"settings: {len(pairs)} rows of compound.seed=1")
+    check(all(r[col["paired with"]] == "compound.seed=0" and r[col["shared windows"]] == r[col["windows"]]
+              for r in pairs), "settings: a seed-1 row not paired with seed 0 on every window")
+    check(all(r[col["difference [paired 95% CI]"]].startswith("+0.00 [+0.00, +0.00]")
+              for r in pairs if r[col["series"]] == "gated"), "settings: the same gates differ between seeds")
     print(f"{csvdir}: per-layer all-linear costs for {len(MODELS)} models with intervals; {len(gates) - 1} gate rows")
 
 

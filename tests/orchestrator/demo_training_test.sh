@@ -13,6 +13,7 @@ import json, sys, yaml
 spec = yaml.safe_load(open(sys.argv[1]))
 spec["models"] = [m for m in spec["models"] if m["name"].endswith("-s")]
 spec["experiments"] = {k: spec["experiments"][k] for k in ("finetune", "progressive")}
+spec.pop("sweep", None)  # it sweeps compound, left out here
 open(sys.argv[2], "w").write(json.dumps(spec, indent=1))
 PY
 common=(--cache "$work/cache" --brown "${data[0]}" --encoder "${data[1]}" --workers 2 --quiet)

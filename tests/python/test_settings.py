@@ -4,7 +4,8 @@
 swept keys are typed columns of every table (`query`, the units table), `compare` recomputes each
 table's Δ% from the stored windows and pairs only settings that hold the same windows, the report
 opens with the comparison and shows one setting elsewhere, a plain run keeps the sweep current,
-and sweeps written wrongly are refused with exit 2.
+a swept compound shares its gates and `export` asks which setting, and sweeps written wrongly
+are refused with exit 2.
 
 Usage: test_settings.py LINSWEEP SOURCE_DIR STORES
 """
@@ -106,6 +107,30 @@ class Settings(unittest.TestCase):
         self.assertEqual(len(rows), 2 * 5)  # the four settings and the plain run's context 32
         self.assertEqual(sum(r["setting"] == "" for r in rows), 2)
         self.assertEqual([r["context"] for r in rows if r["setting"] == ""], [None, None])  # NaN: no setting
+
+    def test_a_swept_compound_pairs_its_random_routing_and_export_asks_which(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        store, out = os.path.join(d, "store"), os.path.join(d, "routed")
+        gated = ["layers=[1]", "experiments={fit: {lambda: [0.01]}, gate: {variants: [linear], bootstrap: 100, "
+                 "random_draws: 2, curve_steps: 0}, compound: {layers: [1], bootstrap: 100}}"]
+        linsweep("run", SPEC, *ONE_MODEL[:2], *gated, "-m", "compound.seed=0,1", "--store", store, "--quiet")
+        self.assertEqual(sorted(r["setting"] for r in query(store, "compound")),
+                         ["compound.seed=0", "compound.seed=1"])
+        self.assertEqual({r["setting"] for r in query(store, "gates")}, {""})  # the gates do not depend on it
+        rows = {(r["series"], r["setting"]): r
+                for r in json.loads(linsweep("compare", store, "--experiment", "compound", "--json").stdout)}
+        self.assertEqual(set(rows), {(s, f"compound.seed={k}") for s in ("gated", "random") for k in (0, 1)})
+        same = rows[("gated", "compound.seed=1")]  # the same gates on the same windows: no difference
+        self.assertEqual((same["baseline"], same["diff_pct"], same["diff_lo"], same["diff_hi"]),
+                         ("compound.seed=0", 0.0, 0.0, 0.0))
+        self.assertEqual(rows[("random", "compound.seed=1")]["shared_windows"], same["windows"])
+        r = linsweep("export", store, "--model", "tiny-gpt2", "--corpus", "stream-a", "--out", out, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("2 settings of a sweep hold a current compound result", r.stderr)
+        unit = next(u["unit"] for u in query(store, "compound") if u["setting"] == "compound.seed=1")
+        linsweep("export", store, "--model", "tiny-gpt2", "--corpus", "stream-a", "--unit", unit, "--out", out)
+        self.assertTrue(os.path.exists(os.path.join(out, "routed.json")))
 
     def test_sweeps_written_wrongly_are_refused(self):
         cases = [
