@@ -346,7 +346,10 @@ HtmlReportFiles write_html_report(const Store& store, const std::string& out_dir
   const TableSet tables = filter_to_one_setting(all, &shown);
   std::vector<ReportTable> report = build_report(tables);
   if (!shown.empty()) report.insert(report.begin(), settings_table(compare_settings(store), shown));
-  const ReportTable findings = findings_table(collect_findings(tables));
+  ReportTable findings = findings_table(collect_findings(tables));
+  if (!shown.empty() && !findings.rows.empty())
+    findings.note += " The page shows setting " + shown +
+                     " of the sweep; the table \"Settings side by side\" (under Tables) compares every setting.";
   const std::vector<Figure> figures = build_figures(tables, store);
   Provenance provenance = read_provenance(store, all);
   provenance.written_by = version;

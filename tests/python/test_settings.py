@@ -91,6 +91,11 @@ class Settings(unittest.TestCase):
         self.assertTrue(titles[0].startswith("## Settings side by side"), titles)
         self.assertIn("The other tables and figures show setting context=16,fit.lambda=[0.01].", md)
         self.assertNotIn("context=32", md.split("## ", 2)[2])  # the sections after it: one setting only
+        linsweep("report", STORE, "--out", out)
+        with open(os.path.join(out, "index.html")) as f:
+            html = f.read()
+        self.assertIn("The page shows setting context=16,fit.lambda=[0.01] of the sweep", html)
+        self.assertLess(html.index("The page shows setting"), html.index("Settings side by side: "))
 
     def test_a_plain_run_keeps_the_sweep_current_and_a_rerun_does_nothing(self):
         d = tempfile.mkdtemp()
