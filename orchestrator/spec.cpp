@@ -536,7 +536,12 @@ SweepSpec read_spec(const std::string& path, const std::string& store_override,
                     const std::vector<std::string>& override_texts) {
   std::vector<SpecOverride> overrides, sweeps;
   for (const auto& t : override_texts) {
-    SpecOverride o = parse_override(t);
+    SpecOverride o;
+    try {
+      o = parse_override(t);
+    } catch (const SpecError& e) {
+      throw SpecError(path + ": " + e.what());
+    }
     (o.choices.empty() ? overrides : sweeps).push_back(std::move(o));
   }
   const Ctx ctx(path, overrides);

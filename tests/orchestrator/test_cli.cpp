@@ -346,7 +346,9 @@ TEST_CASE("overrides change the spec from the command line, validated as if writ
       {"context=1", "override 'context=1': context: "},
       {"'~experiments.nosuch'", "'experiments.nosuch' is not in the spec"},
       {"'~models'", "override '~models': models: expected a non-empty list"},
-      {"context", "expected key.path=value"},
+      {"context", "fixture.yaml: override 'context': expected key.path=value"},
+      {"context=16,32", "fixture.yaml: override 'context=16,32': a list of values sweeps the key: add -m"},
+      {"-m runtime.batch=1,2", "fixture.yaml: override 'runtime.batch=choice(1,2)': only context, layers"},
   };
   for (const auto& b : bad) {
     INFO(b.override_text);
