@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "common/errors.hpp"
 #include "orchestrator/plan.hpp"
 #include "orchestrator/spec_overrides.hpp"
 #include "storage/store.hpp"
