@@ -210,7 +210,6 @@ class Store:
             return self._units_table(all)
         df = self._rows(name)
         meta = self.units()
-        df = _with_settings(df, meta)  # store.h5 holds them already: then nothing is added
         if all:  # as `query --all`: every unit's rows, with its standing
             standing = meta[["unit", "current", "planned_by"]]
             df = df.drop(columns=[c for c in ("current", "planned_by") if c in df.columns])
@@ -219,6 +218,7 @@ class Store:
             stale = self._superseded(meta)
             if stale:
                 df = df[~df["unit"].isin(stale)].reset_index(drop=True)
+        df = _with_settings(df, meta)  # last, as linsweep adds them (store.h5 holds them already)
         if units:
             joined = meta.rename(columns={c: "unit_" + c for c in meta.columns if c != "unit"})
             df = df.merge(joined, on="unit", how="left")

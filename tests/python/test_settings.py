@@ -54,6 +54,12 @@ class Settings(unittest.TestCase):
         self.assertTrue(all(u["slot"].endswith("@" + u["setting"]) for u in stats))
         narrowed = query(STORE, "all_linear", "--where", "context=32", "--where", r"fit.lambda=\[10\]")
         self.assertEqual(len(narrowed), 2)
+        # With --all too, the columns come in linsweep's order in the Python reader.
+        sys.path.insert(0, os.path.join(SRC, "python"))
+        from linsweep_store import open_store
+        every = query(STORE, "all_linear", "--all")
+        self.assertEqual(list(every[0])[-6:], ["unit", "current", "planned_by", "setting", "context", "fit.lambda"])
+        self.assertEqual(list(open_store(STORE).table("all_linear", units=False, all=True).columns), list(every[0]))
 
     def test_compare_pairs_settings_on_shared_windows(self):
         table = {(r["layer"], r["setting"]): r for r in query(STORE, "all_linear")}
