@@ -440,9 +440,14 @@ int run_demo(const DemoOptions& o) {
   say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
   say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));
   say(fmt::format("  figures:  {}/*.svg ({} files)", p.figures, figures.size()));
-  say("  query:    " + self + " query " + p.store + " all_linear --sort delta_pct");
-  say("            " + self + " query " + p.store +
+  // The hints name `linsweep`, the command one types (this process is linsweep-full beside it).
+  std::error_code ec;
+  const std::filesystem::path front = std::filesystem::path(self).parent_path() / "linsweep";
+  const std::string cli = std::filesystem::is_regular_file(front, ec) ? front.string() : self;
+  say("  query:    " + cli + " query " + p.store + " all_linear --sort delta_pct");
+  say("            " + cli + " query " + p.store +
       " gates --where selected=1 --columns model,corpus,layer,gate,auc,pct_linear,delta_pct");
+  say("  compare:  " + cli + " compare " + p.store + "   (the spec's sweep: its settings side by side)");
   return 0;
 }
 
