@@ -517,7 +517,7 @@ void read_tree(const Ctx& ctx, const YAML::Node& root, const std::string& path, 
 // Each combination of the swept values, read as a spec of its own from a copy of `root`.
 void read_settings(const std::vector<SweepAxis>& axes, const YAML::Node& root, const std::string& path,
                    const std::string& store_override, SweepSpec& spec) {
-  for (SettingOverrides& c : sweep_combinations(axes, root)) {
+  for (SettingOverrides& c : sweep_combinations(axes)) {
     YAML::Node tree = YAML::Clone(root);
     try {
       apply_overrides(tree, c.overrides);

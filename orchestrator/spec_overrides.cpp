@@ -166,6 +166,10 @@ void apply_overrides(YAML::Node& root, const std::vector<SpecOverride>& override
     }
     if (!parent.IsMap()) bad(o.text, "'" + o.field + "' is below a value that is not a mapping");
     const bool exists = static_cast<bool>(parent[last]);
+    if (o.op == SpecOverride::Op::kPut) {
+      parent[last] = value;
+      continue;
+    }
     if (o.op == SpecOverride::Op::kSet && !exists)
       bad(o.text, "'" + o.field + "' is not in the spec" + did_you_mean(last, keys_of(parent)) + "; write +" + o.field +
                       "=... to add it");

@@ -14,7 +14,8 @@
 namespace linsweep {
 
 struct SpecOverride {
-  enum class Op { kSet, kAdd, kRemove };
+  // kPut (never parsed; a sweep's setting uses it): kSet where the key exists, else kAdd.
+  enum class Op { kSet, kAdd, kRemove, kPut };
   std::string text;  // as given, for messages
   Op op = Op::kSet;
   std::string field;                 // the path as the spec reader names fields ("models[1].path")

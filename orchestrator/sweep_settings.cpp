@@ -13,29 +13,13 @@ namespace {
 
 constexpr std::size_t kMaxSettings = 256;
 
-// The override `path=value` as parse_override reads it, value untouched (it may hold commas).
-SpecOverride set_override(const std::string& path, const std::string& value) {
+// `path=value`, replacing the key or adding it, value untouched (it may hold commas).
+SpecOverride put_override(const std::string& path, const std::string& value) {
   SpecOverride o = parse_override(path + "=x");
+  o.op = SpecOverride::Op::kPut;
   o.text = path + "=" + value;
   o.value = value;
   return o;
-}
-
-bool has_path(const YAML::Node& root, const std::vector<std::string>& keys) {
-  YAML::Node cur = root;
-  for (const auto& k : keys) {
-    YAML::Node next;
-    if (k.front() == '[') {
-      const std::size_t i = std::stoul(k.substr(1, k.size() - 2));
-      if (!cur.IsSequence() || i >= cur.size()) return false;
-      next.reset(cur[i]);
-    } else {
-      if (!cur.IsMap() || !cur[k]) return false;
-      next.reset(cur[k]);
-    }
-    cur.reset(next);
-  }
-  return true;
 }
 
 // `written` as a spec path below a sweepable key, with its column name; SpecError via `fail`.
@@ -120,7 +104,7 @@ std::vector<SweepAxis> read_sweep_axes(const std::string& file, YAML::Node& root
   return axes;
 }
 
-std::vector<SettingOverrides> sweep_combinations(const std::vector<SweepAxis>& axes, const YAML::Node& root) {
+std::vector<SettingOverrides> sweep_combinations(const std::vector<SweepAxis>& axes) {
   std::vector<SettingOverrides> out(1, SettingOverrides{nlohmann::json::object(), {}});
   for (const auto& a : axes) {
     std::vector<SettingOverrides> next;
@@ -129,9 +113,7 @@ std::vector<SettingOverrides> sweep_combinations(const std::vector<SweepAxis>& a
         SettingOverrides s = partial;
         const nlohmann::json j = nlohmann::json::parse(v, nullptr, false);
         s.values[a.key] = j.is_discarded() ? nlohmann::json(v) : j;
-        SpecOverride o = set_override(a.path, v);
-        if (!has_path(root, o.keys)) o.op = SpecOverride::Op::kAdd;
-        s.overrides.push_back(std::move(o));
+        s.overrides.push_back(put_override(a.path, v));
         next.push_back(std::move(s));
       }
     out = std::move(next);

@@ -30,10 +30,10 @@ std::vector<SweepAxis> read_sweep_axes(const std::string& file, YAML::Node& root
 
 struct SettingOverrides {
   nlohmann::json values;                // key -> value (JSON when the YAML text is JSON, else the text)
-  std::vector<SpecOverride> overrides;  // path=value for each axis (+path=value where `root` lacks it)
+  std::vector<SpecOverride> overrides;  // path=value for each axis (Op::kPut: replaced or added)
 };
 
 // Every combination of the axes' values, the first axis varying slowest.
-std::vector<SettingOverrides> sweep_combinations(const std::vector<SweepAxis>& axes, const YAML::Node& root);
+std::vector<SettingOverrides> sweep_combinations(const std::vector<SweepAxis>& axes);
 
 }  // namespace linsweep

@@ -16,6 +16,7 @@
 #include "presentation/section.hpp"
 #include "presentation/setting_comparison.hpp"
 #include "storage/store.hpp"
+#include "storage/units_table.hpp"
 
 namespace linsweep {
 namespace {
@@ -76,9 +77,11 @@ void drop_unused_notes(std::vector<ReportTable>* tables) {
 }  // namespace
 
 std::vector<ReportTable> build_report(const Store& store) {
-  std::string shown;  // a sweep's settings: the one the sections show
-  std::vector<ReportTable> out = build_report(filter_to_one_setting(store.read_tables(), &shown));
-  if (!shown.empty()) out.insert(out.begin(), settings_table(compare_settings(store), shown));
+  const TableSet all = store.read_tables();  // every unit file read once
+  std::string shown;                         // a sweep's settings: the one the sections show
+  std::vector<ReportTable> out = build_report(filter_to_one_setting(all, &shown));
+  if (!shown.empty())
+    out.insert(out.begin(), settings_table(compare_settings(store, all.at(units_table().name())), shown));
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "presentation/setting_comparison.hpp"
 #include "presentation/svg_text.hpp"
 #include "storage/store.hpp"
+#include "storage/units_table.hpp"
 
 namespace linsweep {
 namespace {
@@ -345,7 +346,8 @@ HtmlReportFiles write_html_report(const Store& store, const std::string& out_dir
   std::string shown;                         // a sweep's settings: the one the sections show
   const TableSet tables = filter_to_one_setting(all, &shown);
   std::vector<ReportTable> report = build_report(tables);
-  if (!shown.empty()) report.insert(report.begin(), settings_table(compare_settings(store), shown));
+  if (!shown.empty())
+    report.insert(report.begin(), settings_table(compare_settings(store, all.at(units_table().name())), shown));
   ReportTable findings = findings_table(collect_findings(tables));
   if (!shown.empty() && !findings.rows.empty())
     findings.note += " The page shows setting " + shown +

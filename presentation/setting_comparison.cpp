@@ -107,15 +107,16 @@ SettingComparison compare_one(const std::vector<std::string>& key, const Held& h
 
 }  // namespace
 
-std::vector<SettingComparison> compare_settings(const Store& store, std::int64_t resamples, std::uint64_t seed) {
+std::vector<SettingComparison> compare_settings(const Store& store, const Table& units, std::int64_t resamples,
+                                                std::uint64_t seed) {
   Groups groups;
-  for (const UnitRow& u : units_table().rows(store.read_table(units_table().name()))) {
-    const nlohmann::json setting = setting_of(u.params);
-    if (setting.empty()) continue;
-    const auto prov = nlohmann::json::parse(u.params, nullptr, false);
-    const auto& params = prov.is_object() && prov.contains("params") ? prov["params"] : nlohmann::json();
+  for (const UnitRow& u : units_table().rows(units)) {
+    const auto prov = nlohmann::json::parse(u.params, nullptr, false);  // {"slot", "params", ..., "setting"}
+    if (!prov.is_object() || !prov.contains("setting") || !prov["setting"].is_object() || prov["setting"].empty())
+      continue;
+    const nlohmann::json& params = prov.contains("params") ? prov["params"] : nlohmann::json();
     if (!params.is_object() || !params.contains("context") || !params["context"].is_number_integer()) continue;
-    add_unit(store.read_unit(u.unit), setting_name(setting), params["context"].get<std::int64_t>(), &groups);
+    add_unit(store.read_unit(u.unit), setting_name(prov["setting"]), params["context"].get<std::int64_t>(), &groups);
   }
   std::vector<SettingComparison> out;
   for (auto& [key, held] : groups) {

@@ -32,9 +32,10 @@ struct SettingComparison {
 // (experiment, model, corpus, series, setting) order. Each setting pairs with the first setting
 // before it in name order that holds some of the same windows (same start and context; none for
 // the first of each context or split). Intervals are percentile bootstraps over windows
-// (`resamples` draws, `seed`). Empty when the store has no settings. Reads the arrays of those
-// units only. Throws StorageError for a corrupt unit.
-std::vector<SettingComparison> compare_settings(const Store& store, std::int64_t resamples = 1000,
+// (`resamples` draws, `seed`). `units`: the store's `units` table as Store::read_tables gives
+// it (the current units). Empty when no unit has a setting. Reads the arrays of those units
+// only. Throws StorageError for a corrupt unit.
+std::vector<SettingComparison> compare_settings(const Store& store, const Table& units, std::int64_t resamples = 1000,
                                                 std::uint64_t seed = 0);
 
 // The comparison as a report table ("settings"); no rows when `rows` is empty. `shown`: the

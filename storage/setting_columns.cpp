@@ -29,8 +29,8 @@ void add_setting_columns(std::map<std::string, Table>& tables, const std::map<st
   std::map<std::string, ColumnType> keys;  // key -> column type
   for (const auto& [unit, s] : settings)
     for (auto it = s.begin(); it != s.end(); ++it) {
-      auto [k, fresh] = keys.emplace(it.key(), it.value().is_number() ? ColumnType::kFloat : ColumnType::kString);
-      if (!it.value().is_number()) k->second = ColumnType::kString;
+      ColumnType& type = keys.emplace(it.key(), ColumnType::kFloat).first->second;  // float until a non-number
+      if (!it.value().is_number()) type = ColumnType::kString;
     }
   if (keys.empty()) return;
   for (auto& [name, t] : tables) {

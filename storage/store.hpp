@@ -94,7 +94,8 @@ class Store {
   // files never), each with a trailing `unit` string column, in unit-id order, plus the `units`
   // table (units_table.hpp). kCurrent: the current unit of each slot only; kAll: every
   // committed unit, each table with two more columns, `current` (1 or 0) and `planned_by`.
-  // Throws StorageError(kBadInput) naming the file of a corrupted unit.
+  // When a unit has a sweep's setting, every table then gains the setting columns
+  // (setting_columns.hpp). Throws StorageError(kBadInput) naming the file of a corrupted unit.
   enum class Scope { kCurrent, kAll };
   std::map<std::string, Table> read_tables(Scope scope = Scope::kCurrent) const;
   // read_tables() of one table; StorageError(kBadInput) listing the known ones for another name.
@@ -121,7 +122,8 @@ class Store {
   Reconciliation reconciliation_;
 };
 
-// Reads the consolidated file's table `name` (with its `unit` column). Throws
+// Reads the consolidated file's table `name` (with its `unit` column, and the setting columns
+// the file holds for a sweep's settings). Throws
 // StorageError(kBadInput) when the file is missing, corrupted or from a newer schema.
 Table read_consolidated_table(const std::string& path, const std::string& name);
 

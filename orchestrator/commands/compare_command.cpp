@@ -10,6 +10,7 @@
 #include "presentation/query.hpp"
 #include "presentation/setting_comparison.hpp"
 #include "storage/store.hpp"
+#include "storage/units_table.hpp"
 
 namespace linsweep {
 namespace {
@@ -32,7 +33,7 @@ nlohmann::json to_json(const SettingComparison& r) {
 int run_compare_command(const CompareArgs& a) {
   const Store store = Store::open_read(a.store);  // no lock: sees committed units only
   std::vector<SettingComparison> rows;
-  for (auto& r : compare_settings(store, a.resamples))
+  for (auto& r : compare_settings(store, store.read_table(units_table().name()), a.resamples))
     if ((a.experiment.empty() || r.experiment == a.experiment) && (a.model.empty() || r.model == a.model))
       rows.push_back(std::move(r));
   if (a.json) {
