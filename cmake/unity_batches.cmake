@@ -7,16 +7,17 @@
 # CMake's name each file by absolute path, so no clone of the tree could reuse another clone's
 # compiled batch from ccache. These name each file relative to the checkout's root (on every
 # target's include path) and are rewritten only when their text changes. A file with the
-# source property SKIP_UNITY_BUILD_INCLUDE compiles alone.
+# source property SKIP_UNITY_BUILD_INCLUDE compiles alone. LINSWEEP_ROOT, when set (the fuzz
+# project, tests/fuzz), is the checkout's root; otherwise CMAKE_SOURCE_DIR is.
 function(linsweep_batch target size)
   if(NOT LINSWEEP_UNITY_BUILD)
     return()
   endif()
+  set(root ${CMAKE_SOURCE_DIR})
+  if(LINSWEEP_ROOT)
+    set(root ${LINSWEEP_ROOT})
+  endif()
   get_target_property(sources ${target} SOURCES)
-  set(dir ${CMAKE_BINARY_DIR}/batches)
-  set(text "")
-  set(count 0)
-  set(index 0)
   set(batched "")
   foreach(source IN LISTS sources)
     if(source MATCHES "^\\$<" OR NOT source MATCHES "\\.cpp$")
@@ -24,34 +25,55 @@ function(linsweep_batch target size)
     endif()
     get_filename_component(path ${source} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
     get_source_file_property(alone ${path} SKIP_UNITY_BUILD_INCLUDE)
-    if(alone)
-      continue()
-    endif()
-    file(RELATIVE_PATH relative ${CMAKE_SOURCE_DIR} ${path})
-    string(APPEND text "#include \"${relative}\"\n")
-    list(APPEND batched ${path})
-    math(EXPR count "${count} + 1")
-    if(count EQUAL size)
-      _linsweep_write_batch(${target} ${dir}/${target}_${index}.cpp "${text}")
-      math(EXPR index "${index} + 1")
-      set(text "")
-      set(count 0)
+    if(NOT alone)
+      list(APPEND batched ${path})
     endif()
   endforeach()
-  if(count GREATER 0)
-    _linsweep_write_batch(${target} ${dir}/${target}_${index}.cpp "${text}")
-  endif()
+  # Batches of SIZE in the sources' order; the include-checking build writes each one backwards.
+  list(LENGTH batched n)
+  set(middle "")
+  set(index 0)
+  set(first 0)
+  while(first LESS n)
+    math(EXPR last "${first} + ${size} - 1")
+    if(last GREATER_EQUAL n)
+      math(EXPR last "${n} - 1")
+    endif()
+    set(group "")
+    foreach(i RANGE ${first} ${last})
+      list(GET batched ${i} path)
+      list(APPEND group ${path})
+      if(i GREATER first AND i LESS last)
+        list(APPEND middle ${path})
+      endif()
+    endforeach()
+    if(LINSWEEP_INCLUDE_CHECK)
+      list(REVERSE group)
+    endif()
+    set(text "")
+    foreach(path IN LISTS group)
+      file(RELATIVE_PATH relative ${root} ${path})
+      string(APPEND text "#include \"${relative}\"\n")
+    endforeach()
+    _linsweep_write_batch(${target} ${CMAKE_BINARY_DIR}/batches/${target}_${index}.cpp "${text}")
+    math(EXPR index "${index} + 1")
+    math(EXPR first "${last} + 1")
+  endwhile()
   set_source_files_properties(${batched} PROPERTIES HEADER_FILE_ONLY ON)
-  if(LINSWEEP_INCLUDE_CHECK)
-    _linsweep_alone_sources(${target} "${batched}")
+  if(LINSWEEP_INCLUDE_CHECK AND middle)
+    _linsweep_alone_sources(${target} "${middle}")
   endif()
 endfunction()
 
 # LINSWEEP_INCLUDE_CHECK (the asan preset): a batch compiles a file that forgot an include when an
-# earlier file of its batch made the same include, so each batched file is also compiled alone,
-# syntax only (cmake/syntax_only.sh): about a fifth of a sanitized compile of the file (gate.cpp:
-# 8 s against 36 s), while batching halves the sanitized compile. A check that passed is
-# remembered beside ccache's objects, keyed by the preprocessed file, so another clone or build
+# earlier file of its batch made the same include. The file that opens a batch is compiled with
+# nothing before it, as it would be alone; the regular build writes each batch in the sources'
+# order and the include-checking build writes it backwards, so between them the first and the
+# last file of every batch compile alone. Each file between those is also compiled alone, syntax
+# only (cmake/syntax_only.sh): about a fifth of a sanitized compile of the file (gate.cpp: 8 s
+# against 36 s), while batching halves the sanitized compile. So the check holds for a tree that
+# both builds compiled, as scripts/test.sh does. A check that passed is remembered beside
+# ccache's objects, keyed by the file and every header it read, so another clone or build
 # directory checks only what changed. The checks are object libraries <target>_alone, made by
 # linsweep_include_checks() once every target has its flags and libraries, and built by
 # `test_executables`.

@@ -4,6 +4,7 @@
 # crashed. Installs what is missing (scripts/setup.sh) and configures on first use.
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]    (targets: the fuzz_<target>.cpp in tests/fuzz; default all)
+#   scripts/fuzz.sh --build-only           (configures and builds every fuzzer, runs none)
 #
 # Exit status: 0 when no fuzzer crashed; 1 when one did (ASan/UBSan report, uncaught exception,
 # abort, a hang past 10 s or a 2 GiB allocation): its input is kept in build-fuzz/crashes/<target>/
@@ -24,8 +25,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/debian_release.sh"
 seconds="${1:-}"
-if [[ ! "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: $0 SECONDS [TARGET...]" >&2
+build_only=0
+if [[ "$seconds" == --build-only && $# -eq 1 ]]; then
+  build_only=1
+elif [[ ! "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: $0 SECONDS [TARGET...] | --build-only" >&2
   exit 2
 fi
 shift
@@ -89,6 +93,7 @@ echo "fuzz.sh: $cxx ($("$cxx" --version | head -n 1))"
 start=$SECONDS
 cmake --build "$build" --parallel "$(nproc)" || exit 2
 echo "fuzz.sh: build took $((SECONDS - start)) s"
+[[ $build_only -eq 0 ]] || exit 0
 
 mkdir -p "$build/logs"
 run_one() {

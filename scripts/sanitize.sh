@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Builds the test executables with AddressSanitizer and UBSan (CMakePresets.json preset `asan`:
-# gcc, -O1 -g1, build-asan/, only the `test_executables` target: no benchmarks) and runs their
+# gcc, -O0 -g1, build-asan/, only the `test_executables` target: no benchmarks) and runs their
 # tests, every Catch2 executable and the fuzz replays (labels catch2 and fuzz), with the
 # suppressions of tests/sanitizers/. Exits 1 when a test failed or a sanitizer reported.
+# --build-only builds and stops (scripts/test.sh builds beside the other tests that way).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_only=0
+case "${1:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  *) echo "usage: scripts/sanitize.sh [--build-only]" >&2; exit 2 ;;
+esac
 cd "$root"
 "$root/scripts/setup.sh"
 [[ -f build-asan/CMakeCache.txt ]] || cmake --preset asan >/dev/null
 start=$SECONDS
 cmake --build --preset asan --parallel "$(nproc)"
 echo "sanitize.sh: build took $((SECONDS - start)) s"
+[[ $build_only -eq 0 ]] || exit 0
 
 sup="$root/tests/sanitizers"
 # Debian's LibTorch, OpenMPI and HDF5 are not instrumented: ASan checks our code and every

@@ -11,6 +11,10 @@
 #                (scripts/test_isa.sh)
 #   sanitize     the Catch2 suite and the fuzz replays under ASan and UBSan (scripts/sanitize.sh)
 #   fuzz         every fuzzer for 10 s (scripts/fuzz.sh)
+# The sanitizer build and the fuzzers' build start with ctest, at idle priority (SCHED_IDLE): they
+# take only the CPU the tests leave idle (tests wait on clusters, MPI start-up and timeouts), and
+# the phase `wait` waits for what is left of them before sanitize ("background" in the phase
+# times: how long they took).
 # --quick, the inner loop: format, build, and the tests labelled `quick` (the unit tests that
 # need no cluster, MPI job or browser). Measured times: docs/reliability.md, "Test time".
 set -euo pipefail
@@ -25,7 +29,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 build="${LINSWEEP_BUILD_DIR:-$root/build}"
 jobs="${LINSWEEP_TEST_JOBS:-2}"
 log="$(mktemp -d "${TMPDIR:-/tmp}/linsweep-test.XXXXXX")"
-trap 'rm -rf "$log"' EXIT
+background=""
+trap 'stop_background_builds; rm -rf "$log"' EXIT
 started=$SECONDS
 phases=()
 
@@ -53,6 +58,38 @@ summary() {
   done | sort -rn | head -10 | awk '{printf "  %-40s %-9s %7.1f\n", $2, $3, $1}'
 }
 run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 1800 -j "$jobs" "$@"); }
+# The sanitizer and fuzz builds, in that order, at idle priority; their output goes to
+# $log/background.log (shown when they fail).
+# They run in a session of their own, so that a failed or interrupted run stops all of them.
+start_background_builds() {
+  local idle=(chrt --idle 0)
+  "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
+  setsid "${idle[@]}" bash -c 't0=$SECONDS; "$1/scripts/sanitize.sh" --build-only && "$1/scripts/fuzz.sh" --build-only
+    echo "$? $((SECONDS - t0))" >"$2/background.rc"' background "$root" "$log" >"$log/background.log" 2>&1 &
+  background=$!
+}
+stop_background_builds() {
+  [[ -z "$background" ]] || kill -- "-$background" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+# Waits for the background builds (the phase "wait"); stops the script, with their output's end,
+# when they failed.
+wait_background_builds() {
+  local rc elapsed t0=$SECONDS
+  echo "test.sh: == wait (for the sanitizer and fuzz builds)"
+  wait "$background" || true
+  background=""
+  read -r rc elapsed <"$log/background.rc" || { rc=1; elapsed=0; }
+  phases+=("$(printf '%-9s %5ds' wait $((SECONDS - t0)))")
+  phases+=("$(printf '%-9s %5ds (beside ctest and isa, at idle priority)' background "$elapsed")")
+  grep -h 'build took' "$log/background.log" || true
+  if [[ $rc -ne 0 ]]; then
+    tail -n 60 "$log/background.log"
+    summary
+    echo "test.sh: FAILED in the sanitizer or fuzz build (exit $rc) after $(minutes $((SECONDS - started)))"
+    exit "$rc"
+  fi
+}
 
 phase setup "$root/scripts/setup.sh"
 phase format "$root/scripts/check_format.sh"
@@ -60,8 +97,10 @@ phase build "$root/scripts/build.sh"
 if [[ $quick -eq 1 ]]; then
   phase quick run_ctest -L quick
 else
+  start_background_builds
   phase ctest run_ctest -LE long
   phase isa "$root/scripts/test_isa.sh" "$build"
+  wait_background_builds
   phase sanitize "$root/scripts/sanitize.sh"
   phase fuzz "$root/scripts/fuzz.sh" "${LINSWEEP_CI_FUZZ_SECONDS:-10}"
 fi

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # cmake/syntax_only.sh, the include checks' launcher: a file that compiles alone passes and leaves
 # its empty object and depfile; the same check from another checkout (another root, same text)
-# is answered from the cache without compiling or even preprocessing, and replays the warning
-# and the depfile; a file missing an include fails every time and is never remembered; a changed
-# file, or a changed header it includes, is checked again.
+# is answered from the cache without compiling, and replays the warning and the depfile; nothing
+# is ever preprocessed; a file missing an include fails every time and is never remembered; a
+# changed file, or a changed header it includes, is checked again. With a precompiled header
+# (CMake's cmake_pch.hxx): a file that includes one of its libraries is checked with it, one that
+# includes none is checked without it (so a header only the precompiled one brought in is
+# missed), and a change to a project header the precompiled header names is checked again.
 # Usage: syntax_only_test.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src="$1"; work="$2"
@@ -36,7 +39,7 @@ grep -q "unused variable" "$work/first.err"
 
 check "$work/two" a 2> "$work/second.err"
 [ "$(compiled)" -eq 1 ] || { echo "the second checkout compiled again"; exit 1; }
-[ "$(preprocessed)" -eq 1 ] || { echo "the second checkout preprocessed again"; exit 1; }
+[ "$(preprocessed)" -eq 0 ] || { echo "a check preprocessed its file"; exit 1; }
 grep -q "unused variable" "$work/second.err"
 grep -q "$work/two/src/a.cpp" "$work/second.err" || { echo "the warning names another checkout"; exit 1; }
 [ -f "$work/two/b/a.o" ] && grep -q "$work/two/src/a.cpp" "$work/two/b/a.d" && grep -q "$work/two/src/a.h" "$work/two/b/a.d"
@@ -55,4 +58,29 @@ echo 'int h() { return 1; }' >> "$work/two/src/a.cpp"
 check "$work/two" a 2> /dev/null
 [ "$(compiled)" -eq 5 ] || { echo "a changed file was answered from the cache"; exit 1; }
 [ -n "$(ls "$work"/ccache/linsweep-include-checks/*/* 2>/dev/null || ls "$work"/xdg/linsweep/include-checks/*/*)" ]
+
+# The precompiled header: it names a project header that brings <string> and the library
+# "fakelib" (a system header, on -isystem); lib_user.cpp includes fakelib and relies on the
+# precompiled header for <string>, as a batch would let it; bad.cpp includes no fakelib header.
+mkdir -p "$work/one/sys/fakelib" "$work/one/pch"
+printf '#pragma once\n' > "$work/one/sys/fakelib/small.h"
+printf '#pragma once\n#include <string>\n' > "$work/one/sys/fakelib/big.h"
+printf '#pragma once\n#include <fakelib/big.h>\n' > "$work/one/src/pch_list.h"
+printf '#include <pch_list.h>\n' > "$work/one/pch/cmake_pch.hxx"
+printf '#include <fakelib/small.h>\nint u() { std::string s; return int(s.size()); }\n' > "$work/one/src/lib_user.cpp"
+check_pch() {
+  (cd "$work/one/b" && "$src/cmake/syntax_only.sh" "$work/one" "$work/cxx" -I"$work/one/src" -isystem "$work/one/sys" \
+     -include "$work/one/pch/cmake_pch.hxx" -MD -MT "$1.o" -MF "$1.d" -o "$1.o" -c "$work/one/src/$1.cpp")
+}
+before=$(compiled)
+check_pch lib_user 2> /dev/null || { echo "a file of the precompiled header's library was checked without it"; exit 1; }
+grep "lib_user" "$work/compiled.log" | grep -q "cmake_pch.hxx"
+if check_pch bad 2> /dev/null; then echo "a file outside the precompiled header's libraries was checked with it"; exit 1; fi
+grep "bad.cpp" "$work/compiled.log" | tail -n 1 | grep -v -q "cmake_pch.hxx"
+check_pch lib_user 2> /dev/null
+[ "$(compiled)" -eq $((before + 2)) ] || { echo "an unchanged check with a precompiled header ran again"; exit 1; }
+printf '#pragma once\n#include <fakelib/big.h>\n#include <vector>\n' > "$work/one/src/pch_list.h"
+check_pch lib_user 2> /dev/null
+[ "$(compiled)" -eq $((before + 3)) ] || { echo "a change to the precompiled header's list was answered from the cache"; exit 1; }
+[ "$(preprocessed)" -eq 0 ] || { echo "a check preprocessed its file"; exit 1; }
 echo "syntax_only: all checks passed"

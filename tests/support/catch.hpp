@@ -2,9 +2,10 @@
 // tests/CMakeLists.txt found it (LINSWEEP_CATCH2_MAJOR). Tests include this header, never a
 // Catch2 header, and spell Catch2 3's names: Catch::Approx, Catch::Matchers::ContainsSubstring
 // and Catch::Matchers::StartsWith (the string matchers); with Catch2 2 this header provides
-// them under those names. A test that defines CATCH_CONFIG_RUNNER before including this header
-// writes its own main() with Catch::Session (Catch2 2 compiles its runner then; with Catch2 3
-// the test links Catch2::Catch2 rather than Catch2::Catch2WithMain).
+// them under those names. A test that writes its own main() calls
+// linsweep::testing::run_catch_session (support/catch_session.hpp) and links
+// linsweep_catch_session; only support/catch_session.cpp defines CATCH_CONFIG_RUNNER (with
+// Catch2 2 that compiles the implementation; with Catch2 3 it includes the session's header).
 #pragma once
 
 #if !defined(LINSWEEP_CATCH2_MAJOR)

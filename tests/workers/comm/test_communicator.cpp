@@ -1,9 +1,9 @@
 // Communicator over real MPI ranks (run by ctest under mpirun -n 2): sums, backend choice.
-#define CATCH_CONFIG_RUNNER
 #include <vector>
 
 #include "common/errors.hpp"
 #include "support/catch.hpp"
+#include "support/catch_session.hpp"
 #include "workers/comm/communicator.hpp"
 #include "workers/comm/rank_nodes.hpp"
 
@@ -74,7 +74,7 @@ TEST_CASE("rank nodes: ranks of one host share a node; groups that span nodes ar
 
 int main(int argc, char** argv) {
   MpiSession mpi(&argc, &argv);
-  const int failed = Catch::Session().run(argc, argv);
+  const int failed = linsweep::testing::run_catch_session(argc, argv);
   // Every rank must agree on the outcome; a failure anywhere fails the test.
   auto comm = make_mpi_world_communicator();
   std::vector<double> f = {static_cast<double>(failed != 0)};
