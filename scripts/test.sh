@@ -5,8 +5,10 @@
 #   format       the C++ formatting (scripts/check_format.sh)
 #   build        the build (scripts/build.sh)
 #   ctest        every test except the `long` label (LINSWEEP_LONG_TESTS=1 ctest -L long), run
-#                LINSWEEP_TEST_JOBS at a time (default 2; tests that share a resource, the
-#                Slurm clusters' ports, lock it)
+#                LINSWEEP_TEST_JOBS at a time (default: the cores plus one, as the tests wait
+#                about a fifth of their time; a test that keeps two cores busy counts twice, and
+#                tests that share a resource, the Slurm clusters' ports, lock it); isa and
+#                sanitize run as many
 #   isa          the tests labelled `isa` again with the kernels of an AVX2 CPU
 #                (scripts/test_isa.sh)
 #   sanitize     the Catch2 suite and the fuzz replays under ASan and UBSan (scripts/sanitize.sh)
@@ -27,7 +29,8 @@ case "${1:-}" in
 esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 build="${LINSWEEP_BUILD_DIR:-$root/build}"
-jobs="${LINSWEEP_TEST_JOBS:-2}"
+export LINSWEEP_TEST_JOBS="${LINSWEEP_TEST_JOBS:-$(($(nproc) + 1))}"
+jobs=$LINSWEEP_TEST_JOBS
 log="$(mktemp -d "${TMPDIR:-/tmp}/linsweep-test.XXXXXX")"
 background=""
 trap 'stop_background_builds; rm -rf "$log"' EXIT
@@ -59,17 +62,25 @@ summary() {
 }
 run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 1800 -j "$jobs" "$@"); }
 # The sanitizer and fuzz builds, in that order, at idle priority; their output goes to
-# $log/background.log (shown when they fail).
-# They run in a session of their own, so that a failed or interrupted run stops all of them.
+# $log/background.log (shown when they fail). They stay in this session: a session of their own
+# would be an autogroup of its own, which the kernel gives as much CPU as the tests' whatever
+# the priority of its processes.
 start_background_builds() {
   local idle=(chrt --idle 0)
   "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
-  setsid "${idle[@]}" bash -c 't0=$SECONDS; "$1/scripts/sanitize.sh" --build-only && "$1/scripts/fuzz.sh" --build-only
+  "${idle[@]}" bash -c 't0=$SECONDS; "$1/scripts/sanitize.sh" --build-only && "$1/scripts/fuzz.sh" --build-only
     echo "$? $((SECONDS - t0))" >"$2/background.rc"' background "$root" "$log" >"$log/background.log" 2>&1 &
   background=$!
 }
+# kill_tree PID: stops PID and every process below it, children first.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+# A failed or interrupted run stops the background builds.
 stop_background_builds() {
-  [[ -z "$background" ]] || kill -- "-$background" 2>/dev/null || true
+  [[ -z "$background" ]] || kill_tree "$background"
   wait 2>/dev/null || true
 }
 # Waits for the background builds (the phase "wait"); stops the script, with their output's end,
