@@ -14,7 +14,9 @@ case "${1:-}" in
 esac
 cd "$root"
 "$root/scripts/setup.sh"
-[[ -f build-asan/CMakeCache.txt ]] || cmake --preset asan >/dev/null
+# Configured every time: the preset sets its flags in the cache, so a build-asan/ made by an older
+# preset takes the current ones.
+cmake --preset asan >/dev/null
 start=$SECONDS
 cmake --build --preset asan --parallel "$(nproc)"
 echo "sanitize.sh: build took $((SECONDS - start)) s"
