@@ -28,6 +28,7 @@
 #include "common/launch_env.hpp"
 #include "common/sha256.hpp"
 #include "common/signal_recorder.hpp"
+#include "demo/default_spec.hpp"
 #include "demo/demo_recipes.hpp"
 #include "orchestrator/build_info.hpp"
 #include "presentation/report_html.hpp"
@@ -38,10 +39,6 @@
 #include "workers/runtime.hpp"
 #include "workers/tokenizer/tokenizer.hpp"
 #include "workers/tokenizer/truncate_bpe.hpp"
-
-#ifndef LINSWEEP_SOURCE_DIR
-#define LINSWEEP_SOURCE_DIR "."
-#endif
 
 namespace linsweep {
 namespace {
@@ -296,8 +293,7 @@ int run_demo(const DemoOptions& o) {
                   brown, train_stream.size(), bpe.vocab_size, p.tokenizer, duration_text(t_data - t_start)));
 
   // 2. Models: those the spec names.
-  const std::string spec_template =
-      o.spec_template.empty() ? std::string(LINSWEEP_SOURCE_DIR) + "/examples/demo.yaml" : o.spec_template;
+  const std::string spec_template = o.spec_template.empty() ? default_demo_spec() : o.spec_template;
   const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
   const std::set<std::string> named = models_named(spec_template, spec_text);
   std::vector<std::unique_ptr<ModelJob>> jobs;
