@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -31,7 +32,16 @@ constexpr std::pair<const char*, AddCommand> kLightCommands[] = {
 
 // Replaces this process with linsweep-full from this executable's folder (same pid, so that
 // signals from mpirun, Slurm or a terminal reach it); returns only when that failed.
+// Unless the caller chose otherwise, OpenMP's idle threads sleep (OMP_WAIT_POLICY=PASSIVE) rather
+// than spin: between parallel regions, torch's spinning threads take the cores from OpenBLAS's
+// threads in the same rank, and from other ranks and jobs on a shared node. libgomp reads the
+// variable once, when it loads, so it is set here, before linsweep-full starts (measured:
+// docs/benchmarks.md, "OpenMP's idle threads").
 int exec_full(char** argv) {
+  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0) != 0) {
+    std::fprintf(stderr, "linsweep: cannot set OMP_WAIT_POLICY: %s\n", std::strerror(errno));
+    return static_cast<int>(ExitCode::kUnitsFailed);
+  }
   std::string full;
   try {
     full = (std::filesystem::path(self_executable()).parent_path() / "linsweep-full").string();

@@ -6,7 +6,9 @@
 #     do (the table catalogue it was built with lists every table the experiments register), and --version
 #     and an unknown command reach linsweep-full;
 #  3. a linsweep without linsweep-full beside it still runs query and says, exit 1, that it
-#     cannot start linsweep-full for a command that needs it.
+#     cannot start linsweep-full for a command that needs it;
+#  4. linsweep-full starts with OMP_WAIT_POLICY=PASSIVE unless the caller set it (a stand-in
+#     linsweep-full beside a copy of linsweep prints what it was given).
 # Usage: front_test.sh LINSWEEP LINSWEEP_FULL WORK_DIR
 set -euo pipefail
 front="$1" full="$2" work="$3"
@@ -36,3 +38,15 @@ set -e
 grep -q "cannot start $work/alone/linsweep-full" "$work/alone.err" && [[ $rc == 1 ]] ||
   { echo "FAIL: linsweep without linsweep-full: exit $rc, $(cat "$work/alone.err")"; exit 1; }
 echo "ok: without linsweep-full: $(cat "$work/alone.err")"
+
+mkdir "$work/stand_in"
+cp "$front" "$work/stand_in/linsweep"
+printf '#!/bin/sh\necho "OMP_WAIT_POLICY=${OMP_WAIT_POLICY-unset} $*"\n' >"$work/stand_in/linsweep-full"
+chmod +x "$work/stand_in/linsweep-full"
+for given in unset ACTIVE; do
+  if [[ $given == unset ]]; then got=$(env -u OMP_WAIT_POLICY "$work/stand_in/linsweep" run spec.yaml); want=PASSIVE
+  else got=$(OMP_WAIT_POLICY=$given "$work/stand_in/linsweep" run spec.yaml); want=$given; fi
+  [[ $got == "OMP_WAIT_POLICY=$want run spec.yaml" ]] ||
+    { echo "FAIL: OMP_WAIT_POLICY $given before linsweep: linsweep-full got '$got'"; exit 1; }
+  echo "ok: OMP_WAIT_POLICY $given before linsweep: linsweep-full started with $want"
+done
