@@ -6,9 +6,9 @@
 #   build        the build (scripts/build.sh)
 #   ctest        every test except the `long` label (LINSWEEP_LONG_TESTS=1 ctest -L long), run
 #                LINSWEEP_TEST_JOBS at a time (default: the cores plus one, as the tests wait
-#                about a fifth of their time; a test that keeps two cores busy counts twice, and
-#                tests that share a resource, the Slurm clusters' ports, lock it); isa and
-#                sanitize run as many
+#                about a fifth of their time, and their idle OpenMP threads sleep; tests that
+#                share a resource, the Slurm clusters' ports, lock it); isa and sanitize run as
+#                many
 #   isa          the tests labelled `isa` again with the kernels of an AVX2 CPU
 #                (scripts/test_isa.sh)
 #   sanitize     the Catch2 suite and the fuzz replays under ASan and UBSan (scripts/sanitize.sh)
