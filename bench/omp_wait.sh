@@ -20,7 +20,7 @@ sweep() {
     OMP_WAIT_POLICY=$policy "$bin" run "$root/examples/fixture_measure.yaml" --store "$work/store-$i" --quiet >/dev/null &
   done
   wait
-  awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }' 
+  awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
 }
 best() {
   local policy=$1 n=$2 r b="" t
@@ -34,5 +34,5 @@ echo "omp_wait: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 for n in 1 "$copies"; do
   active=$(best ACTIVE "$n") passive=$(best PASSIVE "$n")
   awk -v n="$n" -v a="$active" -v p="$passive" \
-    'BEGIN { printf "omp_wait: %d at once: spinning %.1f s, passive %.1f s, passive/spinning %.2fx\n", n, a, p, p / a }' 
+    'BEGIN { printf "omp_wait: %d at once: spinning %.1f s, passive %.1f s, passive/spinning %.2fx\n", n, a, p, p / a }'
 done

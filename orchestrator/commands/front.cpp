@@ -36,7 +36,7 @@ constexpr std::pair<const char*, AddCommand> kLightCommands[] = {
 // than spin: between parallel regions, torch's spinning threads take the cores from OpenBLAS's
 // threads in the same rank, and from other ranks and jobs on a shared node. libgomp reads the
 // variable once, when it loads, so it is set here, before linsweep-full starts (measured:
-// docs/benchmarks.md, "OpenMP's idle threads").
+// bench/omp_wait.sh, docs/benchmarks.md). The ranks and jobs linsweep-full starts inherit it.
 int exec_full(char** argv) {
   if (::setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0) != 0) {
     std::fprintf(stderr, "linsweep: cannot set OMP_WAIT_POLICY: %s\n", std::strerror(errno));

@@ -103,14 +103,14 @@ TruncatedBpe truncate_bpe(const std::string& src_dir, std::size_t k, const std::
     if (merged == kEos) throw InputError(where + ": yields " + std::string(kEos) + ", which must follow the merges");
   }
 
-  // Every slot is filled: the byte tokens are 0..255, merge i's result is 256 + i, and none is
-  // the end-of-text token.
   std::string merges_out = (file.version.empty() ? "#version: 0.2" : std::string(file.version)) + "\n";
   for (std::size_t i = 0; i < k; ++i) (merges_out += merges[i].text) += '\n';
 
   std::error_code ec;
   std::filesystem::create_directories(dest_dir, ec);
   if (ec || !is_directory(dest_dir)) throw InputError(dest_dir + ": cannot create the directory");
+  // Every slot of token_of is filled: the byte tokens are 0..255, merge i's result is 256 + i,
+  // and none is the end-of-text token.
   atomic_write_text(dest_dir + "/vocab.json", vocab_json(token_of));
   atomic_write_text(dest_dir + "/merges.txt", merges_out);
   return TruncatedBpe{k, limit + 1, static_cast<TokenId>(limit)};
