@@ -256,7 +256,7 @@ static std::size_t columns_of(const std::string& line) {
       std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-TEST_CASE("CLI conventions: short help, --version, usage lines, 100 columns, an example per command") {
+TEST_CASE("CLI conventions: short help, --version, usage lines, 100 columns, an example per command", "[conventions]") {
   const Run bare = run("");
   REQUIRE(bare.code == 0);
   CHECK(bare.out == run("--help").out);
@@ -309,7 +309,7 @@ static std::string sample_store_copy(const ScratchDir& dir) {
   return dir / "store";
 }
 
-TEST_CASE("overrides change the spec from the command line, validated as if written in it") {
+TEST_CASE("overrides change the spec from the command line, validated as if written in it", "[overrides]") {
   const std::string spec = std::string(test::source_path()) + "/examples/fixture.yaml";
   Run r = run("plan " + q(spec) + " context=64 'experiments.fit.lambda=[0.5]' --show-spec");
   REQUIRE(r.code == 0);
