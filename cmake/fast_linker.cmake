@@ -1,8 +1,8 @@
 # linsweep_fast_linker(): links with lld when the compiler can use it (scripts/setup.sh installs
 # it). The programs link LibTorch, MPI, HDF5 and, in the sanitizer and fuzz builds, the
-# sanitizers' runtimes; GNU ld takes several seconds for each of them and lld a fraction of that,
-# and a warm build is mostly links, which ccache does not cache (measured: docs/benchmarks.md,
-# "Linkers"). LINSWEEP_LINKER=bfd (or gold) keeps another linker.
+# sanitizers' runtimes, and a warm build is mostly their links, which ccache does not cache; lld
+# links them in a fraction of GNU ld's time (measured: bench/linkers.sh, docs/benchmarks.md).
+# LINSWEEP_LINKER=bfd (or gold) picks another linker; "" or "default", the compiler's own.
 function(linsweep_fast_linker)
   set(LINSWEEP_LINKER "lld" CACHE STRING "Linker for -fuse-ld= (lld, gold, bfd); lld when the compiler accepts it")
   if(LINSWEEP_LINKER STREQUAL "" OR LINSWEEP_LINKER STREQUAL "default")

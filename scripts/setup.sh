@@ -13,7 +13,7 @@ demo_only=0
 [[ "${1:-}" == "--demo" ]] && demo_only=1
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  lld                                          # the linker (cmake/fast_linker.cmake), much faster than GNU ld
+  lld                                          # the linker (cmake/fast_linker.cmake; bench/linkers.sh)
   libtorch-dev libopenblas0-pthread            # LibTorch (CPU); OpenBLAS, or GEMMs run ~50x slower
   libopenmpi-dev openmpi-bin                   # MPI coordinator and CPU all-reduce
   libhdf5-dev hdf5-tools zlib1g-dev            # stores; zlib for the unit-file seal
