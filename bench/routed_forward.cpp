@@ -1,8 +1,9 @@
 // Where routing wins: a model of a given shape with random weights, scored plainly and with a
 // share of the positions routed to a d×d affine map in some of its layers (MlpHook::use_routed,
 // RoutedCompute::kGather: the MLP runs only on the kept positions). A linear Gate per routed
-// layer, its direction random and its threshold at the quantile that routes `--share` of one
-// window's positions, decides; it is paid at every position, as in a real routed forward.
+// layer, its direction random and its threshold at the quantile that routes `--share` of that
+// layer's positions over the timed windows, decides; it is paid at every position, as in a
+// real routed forward.
 // Plain and routed passes alternate after an untimed warm-up of each; per repeat the routed
 // pass is paired with the plain one before it. Prints one JSON line per run (`--json`) or text,
 // and with `--breakdown` the parts of one routed layer timed alone (gate, index lists,
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,18 +149,17 @@ int main(int argc, char** argv) {
   // Routed layers: every `every`-th, from the second (layers 1, 3, 5, ... for every 2).
   std::vector<std::int64_t> routed_layers;
   for (std::int64_t l = a.every - 1; l < a.layers; l += a.every) routed_layers.push_back(l);
-  std::vector<linsweep::Gate> gates;
-  std::vector<at::Tensor> first_x(static_cast<std::size_t>(a.layers));
-  for (std::int64_t l : routed_layers)
-    model->hook(l).set_capture([&first_x, l](const at::Tensor& x, const at::Tensor&) {
-      first_x[static_cast<std::size_t>(l)] = x.reshape({-1, x.size(-1)}).clone();
-    });
-  model->hidden_states(linsweep::window_ids(w, 0, 1, dev));
-  for (std::int64_t l : routed_layers) {
-    model->hook(l).clear_capture();
-    gates.push_back(quantile_gate(first_x[static_cast<std::size_t>(l)], a.share));
-  }
   const linsweep::AffineMap map{(at::randn({a.d, a.d}) * 0.02).to(dev, dtype), at::zeros({a.d}).to(dev, dtype)};
+  // Each gate's threshold is set on its own layer's input in a first routed pass over every
+  // timed window at once, layer by layer, so that the layers before it are already routed and
+  // the share over the timed windows is `--share` (up to ties), not the plain model's share.
+  std::vector<std::optional<linsweep::Gate>> gates(routed_layers.size());
+  for (std::size_t k = 0; k < routed_layers.size(); ++k)
+    model->hook(routed_layers[k]).use_routed(map, [&gates, &a, k](const at::Tensor& x) {
+      gates[k] = quantile_gate(x.reshape({-1, x.size(-1)}), a.share);
+      return gates[k]->route(x);
+    });
+  model->hidden_states(linsweep::window_ids(w, 0, a.windows, dev));
 
   std::vector<double> nll(static_cast<std::size_t>(a.windows));
   double routed_positions = 0;
@@ -170,7 +171,7 @@ int main(int argc, char** argv) {
         continue;
       }
       hook.use_routed(map, [&, k, count](const at::Tensor& x) {
-        at::Tensor mask = gates[k].route(x);
+        at::Tensor mask = gates[k]->route(x);
         if (count) routed_positions += static_cast<double>(mask.sum().item<std::int64_t>());
         return mask;
       });
@@ -226,7 +227,7 @@ int main(int argc, char** argv) {
 
   if (a.breakdown) {  // one routed layer's parts, timed alone on one batch's X
     const std::int64_t l = routed_layers[routed_layers.size() / 2];
-    const linsweep::Gate& g = gates[routed_layers.size() / 2];
+    const linsweep::Gate& g = *gates[routed_layers.size() / 2];
     std::map<std::string, std::vector<double>> parts;
     const int reps = 5;
     model->hook(l).use_override([&](const at::Tensor& x, const linsweep::MlpFn& mlp) {
