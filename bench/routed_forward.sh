@@ -49,23 +49,26 @@ results="${out:-$(mktemp)}"
 : > "$results"
 for shape in "${shapes[@]}"; do
   for batch in $batches; do
-    for share in $shares; do
-      # shellcheck disable=SC2046
-      "$bin" $(shape_args "$shape") --batch "$batch" --windows $((2 * batch)) --share "$share" --every 2 \
-        --repeats "$repeats" --threads "$threads" --device "$device" --dtype "$dtype" "${extra[@]}" --json |
-        /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["shape"]=sys.argv[1]; print(json.dumps(d))' \
-          "$shape" | tee -a "$results" >/dev/null
-      /usr/bin/python3 - "$results" <<'EOF'
+    # One process per shape and batch measures every share on one model build.
+    before=$(wc -l <"$results")
+    # shellcheck disable=SC2046
+    "$bin" $(shape_args "$shape") --batch "$batch" --windows $((2 * batch)) --shares "${shares// /,}" --every 2 \
+      --repeats "$repeats" --threads "$threads" --device "$device" --dtype "$dtype" "${extra[@]}" --json |
+      /usr/bin/python3 -c 'import json,sys
+for line in sys.stdin:
+    d = json.loads(line); d["shape"] = sys.argv[1]; print(json.dumps(d), flush=True)' "$shape" |
+      tee -a "$results" >/dev/null
+    /usr/bin/python3 - "$results" "$before" <<'EOF'
 import json, sys
-d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print("{:12s} batch {} share {:5.1f}%  plain {:9.0f} tok/s  routed {:9.0f} tok/s  ratio {:.3f} [{:.3f}, {:.3f}]  "
-      "saving measured {:5.1f}%  predicted {:5.1f}%".format(
-          d["shape"], d["batch"], 100 * d["share"], d["plain_tokens_per_s"], d["routed_tokens_per_s"], d["ratio_median"],
-          d["ratio_min"], d["ratio_max"], d["measured_saving_pct"], d["predicted_saving_pct"]))
-for k, v in d.get("breakdown_s", {}).items():
-    print("    {:30s} {:8.2f} ms".format(k, 1e3 * v))
+for line in open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]:
+    d = json.loads(line)
+    print("{:12s} batch {} share {:5.1f}%  plain {:9.0f} tok/s  routed {:9.0f} tok/s  ratio {:.3f} [{:.3f}, {:.3f}]  "
+          "saving measured {:5.1f}%  predicted {:5.1f}%".format(
+              d["shape"], d["batch"], 100 * d["share"], d["plain_tokens_per_s"], d["routed_tokens_per_s"],
+              d["ratio_median"], d["ratio_min"], d["ratio_max"], d["measured_saving_pct"], d["predicted_saving_pct"]))
+    for k, v in d.get("breakdown_s", {}).items():
+        print("    {:30s} {:8.2f} ms".format(k, 1e3 * v))
 EOF
-    done
   done
 done
 /usr/bin/python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); print(d["machine"]); print(d["kernels"])' "$results"
