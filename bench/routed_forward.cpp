@@ -90,9 +90,8 @@ Args parse(int argc, char** argv) {
     }
   }
   if (a.d_ff == 0) a.d_ff = 4 * a.d;
-  const bool shares_ok = !a.shares.empty() && std::all_of(a.shares.begin(), a.shares.end(), [](double s) {
-    return s >= 0 && s <= 1;
-  });
+  const bool shares_ok =
+      !a.shares.empty() && std::all_of(a.shares.begin(), a.shares.end(), [](double s) { return s >= 0 && s <= 1; });
   if (!shares_ok || a.every < 1 || a.repeats < 1 || a.windows < 1 || a.batch < 1) {
     std::fprintf(stderr,
                  "bench_routed_forward: --shares must be in [0, 1]; --every, --repeats, --windows, --batch >= 1\n");
