@@ -3,6 +3,9 @@
 # with every bound from docs/numerics.md ("CPU against GPU"; tests/support/numerics.py):
 #   1. eval_parity: `linsweep eval` on the fixture models, the device in float32 against the
 #      CPU within the float32 forward bound; bfloat16 recorded against its bound;
+#      routed_equality: the routed forward that gathers (tests/workers/model/
+#      test_routed_forward.cpp) against the selecting one and a float64 reference on the device,
+#      float32, bfloat16 and float16, within docs/numerics.md's "Routed forward" bound;
 #   2. sweep_measure, sweep_training: examples/fixture_measure.yaml and fixture_training.yaml
 #      in float32 on the device against the CPU (scripts/gpu_compare_tables.py, and
 #      tests/orchestrator/compare_stores.py --devices for the measurements); the training
@@ -90,13 +93,26 @@ json.dump(d, open(sys.argv[4], "w"), indent=2)' "$1" "$2" "$3" "$checks/$1.json"
   step "$1: $(tr -d '\n' <<<"$2")"
 }
 
+# A device run must end within the device's limit on one command, or nothing comes back: a
+# benchmark starts only while the run is under LINSWEEP_GPU_BUDGET_S seconds (default 420 on a
+# device, none with --cpu) and is otherwise recorded as skipped with the time spent.
+budget_s="${LINSWEEP_GPU_BUDGET_S:-}"
+in_budget() {  # in_budget NAME: true while time is left; else records NAME as skipped
+  local spent=$(( $(date +%s) - started ))
+  [[ -z "$budget_s" || "$budget_s" == 0 || $spent -lt $budget_s ]] && return 0
+  record "$1" '"skipped"' "{\"note\": \"not started: $spent s of the $budget_s s budget spent (LINSWEEP_GPU_BUDGET_S)\"}"
+  return 1
+}
+
 # --- device -------------------------------------------------------------------------------
 if [[ $mode == cpu ]]; then
   dev=cpu gpus=0
+  budget_s="${budget_s:-0}"
   # The "device" side: another CPU's kernels, so that its float32 results round differently.
   other_kernels=(env ATEN_CPU_CAPABILITY=default OPENBLAS_CORETYPE=Prescott ONEDNN_MAX_CPU_ISA=SSE41)
 else
   dev=cuda:0
+  budget_s="${budget_s:-420}"
   gpus=$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
   [[ $gpus -ge 1 ]] || { echo "gpu_check: no CUDA device visible to torch (use --cpu to check without one)" >&2; exit 1; }
   other_kernels=(env)
@@ -107,6 +123,27 @@ else
   fi
 fi
 step "mode $mode: device $dev, $gpus GPU(s); python $py (h5py: $have_h5py); out $out"
+# The machine, for the numbers' record (docs/benchmarks.md names it with every measurement).
+"$py" - >"$work/machine.json" <<'EOF' || echo '{}' >"$work/machine.json"
+import json, os, subprocess
+m = {"cores": os.cpu_count()}
+m["cpu"] = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+try:
+    import torch
+    m.update(torch=torch.__version__, cuda=torch.version.cuda)
+    if torch.cuda.is_available():
+        p = torch.cuda.get_device_properties(0)
+        m.update(gpu=p.name, gpu_memory_gib=round(p.total_memory / 2**30, 1), gpus=torch.cuda.device_count())
+except Exception as e:  # the record says why rather than failing the run
+    m["torch"] = f"not importable: {e}"
+try:
+    q = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+    m["driver"] = subprocess.run(q, capture_output=True, text=True, timeout=30).stdout.split()[0]
+except Exception:
+    pass
+print(json.dumps(m))
+EOF
+step "machine: $(cat "$work/machine.json")"
 
 # --- build --------------------------------------------------------------------------------
 bin="$build/linsweep"
@@ -141,11 +178,11 @@ else
   step "build: configuring $build (LibTorch $torch_prefix, CUDA root $cuda_root, $gen)"
   t0=$(date +%s)
   cmake -S "$src" -B "$build" -G "$gen" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
-    -DLINSWEEP_CUDA_ROOT="$cuda_root" -DBUILD_TESTING=OFF "${extra[@]}" >"$out/cmake_configure.log" 2>&1 ||
+    -DLINSWEEP_CUDA_ROOT="$cuda_root" -DBUILD_TESTING=ON "${extra[@]}" >"$out/cmake_configure.log" 2>&1 ||
     { tail -30 "$out/cmake_configure.log"; record build false '{"error": "cmake configure failed (cmake_configure.log)"}'; exit 1; }
   nccl_line=$(grep -m1 "NCCL communicator:" "$out/cmake_configure.log" | sed 's/^-- //' || true)
   step "build: $nccl_line; building"
-  cmake --build "$build" --target linsweep bench_routed_forward --parallel "$(nproc)" >"$out/cmake_build.log" 2>&1 ||
+  cmake --build "$build" --target linsweep bench_routed_forward test_routed --parallel "$(nproc)" >"$out/cmake_build.log" 2>&1 ||
     { tail -30 "$out/cmake_build.log"; record build false '{"error": "build failed (cmake_build.log)"}'; exit 1; }
   record build true "$("$py" -c 'import json,sys; print(json.dumps({"seconds": int(sys.argv[1]), "nccl": sys.argv[2], "torch_prefix": sys.argv[3]}))' \
     "$(( $(date +%s) - t0 ))" "$nccl_line" "$torch_prefix")"
@@ -194,6 +231,22 @@ print(json.dumps({"ok": ok, **out}))
 EOF
 )
 record eval_parity "$(grep -q '^{"ok": true' <<<"$r" && echo true || echo false)" "$r"
+
+# The routed forward on the device: Catch2's `[routed]` cases, one process (a build made
+# elsewhere with --build may lack the test; then the check is skipped with a note).
+if [[ -x "$build/tests/test_routed" ]]; then
+  step "routed forward on $dev: gathered against selected and the float64 reference"
+  rc=0
+  "${other_kernels[@]}" LINSWEEP_TEST_DEVICE="${dev%%:*}" "$build/tests/test_routed" "[routed]" -w NoTests \
+    >"$work/routed_equality.log" 2>&1 || rc=$?
+  ok=$([[ $rc == 0 ]] && ! grep -q "skipped:" "$work/routed_equality.log" && echo true || echo false)
+  record routed_equality "$ok" "$("$py" -c 'import json,sys; print(json.dumps({"exit": int(sys.argv[1]),
+"device": sys.argv[2], "summary": sys.argv[3], "warnings": sys.argv[4].splitlines()}))' "$rc" "${dev%%:*}" \
+    "$(grep -E "passed|failed" "$work/routed_equality.log" | tail -1 || true)" \
+    "$(grep -E "skipped:|accumulate in bfloat16" "$work/routed_equality.log" | sort -u || true)")"
+else
+  record routed_equality '"skipped"' '{"note": "no test_routed in the build directory (built without tests)"}'
+fi
 
 # --- 2. the fixture sweeps ------------------------------------------------------------------
 # The specs leave runtime.device and runtime.dtype at their defaults, so they are added (+).
@@ -367,7 +420,7 @@ step "throughput: writing a random Llama checkpoint ($label)"
 throughput llama hf_eval.py "$scratch/llama" "$tokens" "$batch" "$label"
 
 # --- 5. benchmarks (--bench) -----------------------------------------------------------------
-if [[ $bench -eq 1 ]]; then
+if [[ $bench -eq 1 ]] && in_budget sweep36; then
   # The 36-layer sweep: stats, fit and all_linear on every layer of the GPT-2 checkpoint above.
   if [[ $mode == cpu ]]; then fit_tokens=2048 ctx=256; else fit_tokens=32768 ctx=1024; fi
   "$py" -c 'import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(1).integers(0, 50257, 2 * int(sys.argv[2])).astype(np.uint16))' \
@@ -400,20 +453,28 @@ print(json.dumps({"seconds": wall, "per_kind_seconds": per_kind, "target_seconds
                   "target_met": wall <= 25 if mode == "device" else None}))
 EOF
 )"
-  rm -rf "$scratch/gpt2"
+fi
+rm -rf "$scratch/gpt2"
+if [[ $bench -eq 1 ]] && in_budget paper_sweep; then
   # The paper's six shapes at a fraction of its budgets (bench/paper_sweep_gpu.sh), smallest first.
   pmodels="${LINSWEEP_GPU_BENCH_MODELS:-pythia-160m,gpt2-medium,pythia-410m}"
   pscale="${LINSWEEP_GPU_BENCH_SCALE:-0.05}"
-  if [[ $mode == cpu ]]; then pmodels="${LINSWEEP_GPU_BENCH_MODELS:-pythia-160m}" pscale="${LINSWEEP_GPU_BENCH_SCALE:-0.02}"; fi
   pcheck=$("$py" -c 'import sys; print(min(1.0, 2 * float(sys.argv[1])))' "$pscale")
-  step "bench: bench/paper_sweep_gpu.sh --scale $pscale --check-scale $pcheck --models $pmodels"
-  popt=(); [[ $mode == cpu ]] && popt=(--cpu)
+  # On the CPU the smallest scale, checked at one that reads more windows (0.04 reads the same).
+  if [[ $mode == cpu ]]; then
+    pmodels="${LINSWEEP_GPU_BENCH_MODELS:-pythia-160m}" pscale="${LINSWEEP_GPU_BENCH_SCALE:-0.02}" pcheck=0.1
+  fi
+  # On the CPU one layer: a pythia-160m gate unit alone takes minutes on two cores.
+  popt=(); [[ $mode == cpu ]] && popt=(--cpu --layers "${LINSWEEP_GPU_BENCH_LAYERS:-0}")
+  step "bench: bench/paper_sweep_gpu.sh ${popt[*]} --scale $pscale --check-scale $pcheck --models $pmodels"
   p_ok=true
   "$src/bench/paper_sweep_gpu.sh" "${popt[@]}" --scale "$pscale" --check-scale "$pcheck" --models "$pmodels" \
     --bin "$bin" --out "$scratch/paper" >"$work/paper_sweep_gpu.log" 2>&1 || p_ok=false
   tail -12 "$work/paper_sweep_gpu.log"
   cp "$scratch/paper/paper_sweep_gpu.json" "$work/" 2>/dev/null || p_ok=false
   record paper_sweep "$p_ok" "$(cat "$work/paper_sweep_gpu.json" 2>/dev/null || echo '{}')"
+fi
+if [[ $bench -eq 1 ]] && in_budget routed_forward; then
   # Where routing saves time on the device: every second layer routed at each share.
   if [[ $mode == cpu ]]; then rshapes=(demo-gpt2-l) rbatches="2"; else rshapes=(gpt2-large pythia-1b) rbatches="2 8"; fi
   r_ok=true
@@ -432,9 +493,10 @@ fi
 # --- summary --------------------------------------------------------------------------------
 (cd "$scratch" && find work -maxdepth 1 -type f \( -name '*.log' -o -name '*.json' -o -name '*.err' -o -name '*.yaml' \) -print0 |
   tar -czf "$out/gpu_check_work.tar.gz" --null -T -) || true
-"$py" - "$out" "$mode" "$dev" "$(( $(date +%s) - started ))" "$(head -1 "$work/version.txt")" "$needed_first" "$checks" <<'EOF'
+"$py" - "$out" "$mode" "$dev" "$(( $(date +%s) - started ))" "$(cat "$work/version.txt")" "$needed_first" "$checks" \
+  "$work/machine.json" "$budget_s" <<'EOF'
 import glob, json, sys
-out, mode, dev, seconds, version, needed_first, check_dir = sys.argv[1:]
+out, mode, dev, seconds, version, needed_first, check_dir, machine, budget = sys.argv[1:]
 checks = {json.load(open(p))["check"]: json.load(open(p)) for p in sorted(glob.glob(f"{check_dir}/*.json"))}
 ok = all(c["ok"] in (True, "skipped") for c in checks.values())
 targets = {}
@@ -444,7 +506,8 @@ for name, c in checks.items():
             targets[f"{name}.{dtype}"] = {k: c[dtype][k] for k in ("speedup", "speedup_target", "target_met")}
     if "target_met" in c:
         targets[name] = {k: c.get(k) for k in ("seconds", "target_seconds", "target_met")}
-json.dump({"ok": ok, "mode": mode, "device": dev, "seconds": int(seconds), "linsweep": version,
+json.dump({"ok": ok, "mode": mode, "device": dev, "seconds": int(seconds), "budget_s": int(budget or 0),
+           "linsweep": version.splitlines(), "machine": json.load(open(machine)),
            "first_needed_library": needed_first, "checks": checks, "targets": targets},
           open(f"{out}/gpu_check.json", "w"), indent=2)
 print(f"gpu_check: {'PASSED' if ok else 'FAILED'} in {seconds} s ({mode}, device {dev}): "

@@ -2,8 +2,8 @@
 // both maps everywhere and selects (kSelect), on the fixture models' real MLPs and activations:
 // each within the deterministic bound of docs/numerics.md ("Routed forward") of a float64
 // reference, and the MLP run on the kept positions only. The device is LINSWEEP_TEST_DEVICE
-// (default cpu; on a GPU machine: LINSWEEP_TEST_DEVICE=cuda test_workers "[routed]"), in float32
-// and bfloat16 (and float16 on CUDA).
+// (default cpu; scripts/gpu_check.sh runs LINSWEEP_TEST_DEVICE=cuda test_routed "[routed]" as
+// its routed_equality check), in float32 and bfloat16 (and float16 on CUDA).
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
