@@ -93,6 +93,10 @@ def decoder_models(fx, src):
     model_dir(fx, "bad_llama_kv_heads", llama, {"config.json": cfg(lc, num_key_value_heads=3)})
     model_dir(fx, "good_llama", llama)  # a good model whose MLP has no biases
     model_dir(fx, "bad_gemma_softcap", gemma, {"config.json": cfg(gc, final_logit_softcapping=30.0)})
+    model_dir(fx, "bad_gemma_attn_softcap", gemma, {"config.json": cfg(gc, attn_logit_softcapping=50.0)})
+    # transformers 4.x's form: rope_theta beside rope_scaling, whose kind is under "type".
+    v4 = cfg(lc, rope_parameters=None, rope_theta=1e4, rope_scaling={"type": "yarn", "factor": 4.0})
+    model_dir(fx, "bad_llama_rope_scaling_v4", llama, {"config.json": v4})
     model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=16)})
     # One norm weight gone; an ignored buffer of the same size keeps the parameter count, so
     # that the loader reports the missing tensor by name.

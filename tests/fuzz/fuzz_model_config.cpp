@@ -1,4 +1,4 @@
-// Fuzz target: an HF config.json through read_model_config (GPT-2 and GPT-NeoX parsers).
+// Fuzz target: an HF config.json through read_model_config, every registered architecture's parser.
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "workers/model/architecture_registry.hpp"
