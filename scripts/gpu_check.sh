@@ -103,16 +103,39 @@ in_budget() {  # in_budget NAME: true while time is left; else records NAME as s
   record "$1" '"skipped"' "{\"note\": \"not started: $spent s of the $budget_s s budget spent (LINSWEEP_GPU_BUDGET_S)\"}"
   return 1
 }
+# A benchmark that has started is stopped (SIGTERM to its process group) at
+# LINSWEEP_GPU_DEADLINE_S (540 s on a device, none with --cpu) and recorded as skipped, with
+# whatever it measured until then.
+deadline_s="${LINSWEEP_GPU_DEADLINE_S:-}"
+time_left() {  # seconds to the deadline, as `timeout` takes them (0: no limit)
+  [[ -z "$deadline_s" || "$deadline_s" == 0 ]] && { echo 0; return; }
+  local left=$(( deadline_s - ($(date +%s) - started) ))
+  echo $(( left > 1 ? left : 1 ))
+}
+bench_ok() {  # bench_ok EXIT: a benchmark's verdict for record
+  case "$1" in 0) echo true ;; 124) echo '"skipped"' ;; *) echo false ;; esac
+}
+# bounded CMD...: CMD until the deadline, then nothing of it left running: `timeout` gives it a
+# process group of its own, whose members are killed once it ends (a `linsweep run` that got
+# SIGTERM would otherwise finish its running unit first, up to runtime.grace_seconds).
+bounded() {
+  local rc=0 pid
+  timeout "$(time_left)" "$@" &
+  pid=$!
+  wait "$pid" || rc=$?
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  return "$rc"
+}
 
 # --- device -------------------------------------------------------------------------------
 if [[ $mode == cpu ]]; then
   dev=cpu gpus=0
-  budget_s="${budget_s:-0}"
+  budget_s="${budget_s:-0}" deadline_s="${deadline_s:-0}"
   # The "device" side: another CPU's kernels, so that its float32 results round differently.
   other_kernels=(env ATEN_CPU_CAPABILITY=default OPENBLAS_CORETYPE=Prescott ONEDNN_MAX_CPU_ISA=SSE41)
 else
   dev=cuda:0
-  budget_s="${budget_s:-420}"
+  budget_s="${budget_s:-420}" deadline_s="${deadline_s:-540}"
   gpus=$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
   [[ $gpus -ge 1 ]] || { echo "gpu_check: no CUDA device visible to torch (use --cpu to check without one)" >&2; exit 1; }
   other_kernels=(env)
@@ -437,11 +460,12 @@ runtime: {device: $dev, batch: 8}
 YAML
   step "bench: the every-layer sweep of the GPT-2 checkpoint ($fit_tokens fit and eval tokens, context $ctx)"
   t0=$(date +%s.%N)
-  s_ok=true
-  "$bin" run "$work/sweep36.yaml" --quiet >"$work/sweep36.log" 2>&1 || { s_ok=false; tail -10 "$work/sweep36.log"; }
-  record sweep36 "$s_ok" "$("$py" - "$t0" "$work/sweep36/journal.jsonl" "$mode" <<'EOF'
+  rc=0
+  bounded "$bin" run "$work/sweep36.yaml" --quiet >"$work/sweep36.log" 2>&1 || rc=$?
+  [[ $rc == 0 ]] || tail -10 "$work/sweep36.log"
+  record sweep36 "$(bench_ok $rc)" "$("$py" - "$t0" "$work/sweep36/journal.jsonl" "$mode" "$rc" <<'EOF'
 import collections, json, os, sys, time
-t0, journal, mode = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+t0, journal, mode, rc = float(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 wall = time.time() - t0
 per_kind = collections.defaultdict(float)
 if os.path.exists(journal):
@@ -449,8 +473,9 @@ if os.path.exists(journal):
         e = json.loads(line)
         if e.get("event") == "committed":
             per_kind[e["unit"].split("-")[0]] += e.get("duration", 0.0)
-print(json.dumps({"seconds": wall, "per_kind_seconds": per_kind, "target_seconds": 25 if mode == "device" else None,
-                  "target_met": wall <= 25 if mode == "device" else None}))
+judged = mode == "device" and rc == 0
+print(json.dumps({"seconds": wall, "per_kind_seconds": per_kind, "stopped_at_deadline": rc == 124,
+                  "target_seconds": 25 if judged else None, "target_met": wall <= 25 if judged else None}))
 EOF
 )"
 fi
@@ -467,25 +492,27 @@ if [[ $bench -eq 1 ]] && in_budget paper_sweep; then
   # On the CPU one layer: a pythia-160m gate unit alone takes minutes on two cores.
   popt=(); [[ $mode == cpu ]] && popt=(--cpu --layers "${LINSWEEP_GPU_BENCH_LAYERS:-0}")
   step "bench: bench/paper_sweep_gpu.sh ${popt[*]} --scale $pscale --check-scale $pcheck --models $pmodels"
-  p_ok=true
-  "$src/bench/paper_sweep_gpu.sh" "${popt[@]}" --scale "$pscale" --check-scale "$pcheck" --models "$pmodels" \
-    --bin "$bin" --out "$scratch/paper" >"$work/paper_sweep_gpu.log" 2>&1 || p_ok=false
+  rc=0
+  bounded "$src/bench/paper_sweep_gpu.sh" "${popt[@]}" --scale "$pscale" --check-scale "$pcheck" \
+    --models "$pmodels" --bin "$bin" --out "$scratch/paper" >"$work/paper_sweep_gpu.log" 2>&1 || rc=$?
   tail -12 "$work/paper_sweep_gpu.log"
-  cp "$scratch/paper/paper_sweep_gpu.json" "$work/" 2>/dev/null || p_ok=false
-  record paper_sweep "$p_ok" "$(cat "$work/paper_sweep_gpu.json" 2>/dev/null || echo '{}')"
+  cp "$scratch/paper/paper_sweep_gpu.json" "$work/" 2>/dev/null || [[ $rc != 0 ]] || rc=1
+  record paper_sweep "$(bench_ok $rc)" "$(cat "$work/paper_sweep_gpu.json" 2>/dev/null ||
+    echo "{\"stopped_at_deadline\": $([[ $rc == 124 ]] && echo true || echo false)}")"
 fi
 if [[ $bench -eq 1 ]] && in_budget routed_forward; then
   # Where routing saves time on the device: every second layer routed at each share.
   if [[ $mode == cpu ]]; then rshapes=(demo-gpt2-l) rbatches="2"; else rshapes=(gpt2-large pythia-1b) rbatches="2 8"; fi
-  r_ok=true
+  rc=0
   for rdtype in float32 bfloat16; do
+    [[ $rc == 0 ]] || break
     step "bench: bench/routed_forward.sh --device ${dev%%:*} --dtype $rdtype ${rshapes[*]}"
-    LINSWEEP_BUILD_DIR="$build" "$src/bench/routed_forward.sh" --device "${dev%%:*}" --dtype "$rdtype" \
-      --threads "$(nproc)" --repeats 5 --shares "0.25 0.5 0.75" --batches "$rbatches" \
-      --out "$work/routed_forward_$rdtype.jsonl" "${rshapes[@]}" >"$work/routed_forward_$rdtype.log" 2>&1 || r_ok=false
+    bounded env LINSWEEP_BUILD_DIR="$build" "$src/bench/routed_forward.sh" --device "${dev%%:*}" \
+      --dtype "$rdtype" --threads "$(nproc)" --repeats 5 --shares "0.25 0.5 0.75" --batches "$rbatches" \
+      --out "$work/routed_forward_$rdtype.jsonl" "${rshapes[@]}" >"$work/routed_forward_$rdtype.log" 2>&1 || rc=$?
     tail -8 "$work/routed_forward_$rdtype.log"
   done
-  record routed_forward "$r_ok" "$("$py" -c 'import json,sys
+  record routed_forward "$(bench_ok $rc)" "$("$py" -c 'import json,sys
 print(json.dumps({"runs": [json.loads(l) for p in sys.argv[1:] for l in open(p) if l.strip()]}))' \
     "$work"/routed_forward_*.jsonl 2>/dev/null || echo '{}')"
 fi
