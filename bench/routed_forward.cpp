@@ -25,6 +25,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "experiments/flops.hpp"
@@ -56,6 +57,24 @@ struct Args {
   bool breakdown = false, json = false;
 };
 
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr, "bench_routed_forward: %s (see the file's header)\n", what.c_str());
+  std::exit(2);
+}
+
+// The whole of `text` as a number, else a usage error naming the option.
+template <typename T>
+T number(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  try {
+    const T v =
+        std::is_integral_v<T> ? static_cast<T>(std::stoll(text, &used)) : static_cast<T>(std::stod(text, &used));
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  usage_error(option + ": '" + text + "' is not a number");
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   std::map<std::string, std::int64_t*> ints = {
@@ -70,13 +89,13 @@ Args parse(int argc, char** argv) {
     } else if (k == "--json") {
       a.json = true;
     } else if (ints.count(k) != 0 && has_value) {
-      *ints[k] = std::atoll(argv[++i]);
+      *ints[k] = number<std::int64_t>(k, argv[++i]);
     } else if ((k == "--share" || k == "--shares") && has_value) {
       a.shares.clear();
       std::stringstream list(argv[++i]);
-      for (std::string item; std::getline(list, item, ',');) a.shares.push_back(std::atof(item.c_str()));
+      for (std::string item; std::getline(list, item, ',');) a.shares.push_back(number<double>(k, item));
     } else if (k == "--threads" && has_value) {
-      a.threads = std::atoi(argv[++i]);
+      a.threads = number<int>(k, argv[++i]);
     } else if (k == "--arch" && has_value) {
       a.arch = argv[++i];
     } else if (k == "--device" && has_value) {
@@ -84,19 +103,17 @@ Args parse(int argc, char** argv) {
     } else if (k == "--dtype" && has_value) {
       a.dtype = argv[++i];
     } else {
-      std::fprintf(stderr, "bench_routed_forward: unknown or incomplete option '%s' (see the file's header)\n",
-                   k.c_str());
-      std::exit(2);
+      usage_error("unknown or incomplete option '" + k + "'");
     }
   }
   if (a.d_ff == 0) a.d_ff = 4 * a.d;
   const bool shares_ok =
       !a.shares.empty() && std::all_of(a.shares.begin(), a.shares.end(), [](double s) { return s >= 0 && s <= 1; });
-  if (!shares_ok || a.every < 1 || a.repeats < 1 || a.windows < 1 || a.batch < 1) {
-    std::fprintf(stderr,
-                 "bench_routed_forward: --shares must be in [0, 1]; --every, --repeats, --windows, --batch >= 1\n");
-    std::exit(2);
-  }
+  if (!shares_ok) usage_error("--shares must be in [0, 1]");
+  for (const auto& [option, value] : ints)
+    if (*value < 1) usage_error(option + " must be at least 1");
+  if (a.threads < 1) usage_error("--threads must be at least 1");
+  if (a.every > a.layers) usage_error("--every must not exceed --layers (no layer would be routed)");
   return a;
 }
 
@@ -228,10 +245,15 @@ nlohmann::json time_passes(const Args& a, Bench& b, const std::vector<linsweep::
           {"predicted_saving_pct", 100.0 * predicted}};
 }
 
-// One routed layer's parts, timed alone on one batch's X.
+// One routed layer's parts, timed alone on one batch's X, the routed layers below it routed as
+// in the routed pass (so that its input, and the share its gate routes, are that pass's).
 nlohmann::json breakdown(const Args& a, Bench& b, const std::vector<linsweep::Gate>& gates) {
-  const std::int64_t l = b.routed_layers[b.routed_layers.size() / 2];
-  const linsweep::Gate& g = gates[b.routed_layers.size() / 2];
+  const std::size_t mid = b.routed_layers.size() / 2;
+  const std::int64_t l = b.routed_layers[mid];
+  const linsweep::Gate& g = gates[mid];
+  for (std::size_t k = 0; k < mid; ++k)
+    b.model->hook(b.routed_layers[k]).use_routed(b.map, [&gates, k](const at::Tensor& x) { return gates[k].route(x); });
+  std::int64_t routed_rows = 0;
   const linsweep::AffineMap& map = b.map;
   std::map<std::string, std::vector<double>> parts;
   const int reps = 5;
@@ -247,6 +269,7 @@ nlohmann::json breakdown(const Args& a, Bench& b, const std::vector<linsweep::Ga
     };
     const at::Tensor flat = x.reshape({-1, x.size(-1)});
     const at::Tensor mask = g.route(x).reshape({-1});
+    routed_rows = mask.sum().item<std::int64_t>();
     const at::Tensor lin_at = mask.nonzero().squeeze(1), mlp_at = mask.logical_not().nonzero().squeeze(1);
     const at::Tensor kept = flat.index_select(0, mlp_at).unsqueeze(0), other = flat.index_select(0, lin_at);
     const at::Tensor y_kept = mlp(kept).squeeze(0);
@@ -267,10 +290,13 @@ nlohmann::json breakdown(const Args& a, Bench& b, const std::vector<linsweep::Ga
     return mlp(x);
   });
   b.model->hidden_states(linsweep::window_ids(b.w, 0, std::min(a.batch, a.windows), b.dev));
-  b.model->hook(l).use_mlp();
+  for (std::int64_t k : b.routed_layers) b.model->hook(k).use_mlp();
   nlohmann::json s = nlohmann::json::object();
   for (const auto& [name, t] : parts) s[name] = median(t);
-  return {{"breakdown_layer", l}, {"breakdown_rows", std::min(a.batch, a.windows) * a.context}, {"breakdown_s", s}};
+  return {{"breakdown_layer", l},
+          {"breakdown_rows", std::min(a.batch, a.windows) * a.context},
+          {"breakdown_routed_rows", routed_rows},
+          {"breakdown_s", s}};
 }
 
 void print_text(const Args& a, const nlohmann::json& j) {
@@ -288,6 +314,11 @@ void print_text(const Args& a, const nlohmann::json& j) {
       static_cast<long long>(a.repeats), j["measured_saving_pct"].get<double>(),
       j["predicted_saving_pct"].get<double>());
   if (j.contains("breakdown_s"))
+    std::printf("  layer %lld: %lld of %lld rows routed\n",
+                static_cast<long long>(j["breakdown_layer"].get<std::int64_t>()),
+                static_cast<long long>(j["breakdown_routed_rows"].get<std::int64_t>()),
+                static_cast<long long>(j["breakdown_rows"].get<std::int64_t>()));
+  if (j.contains("breakdown_s"))
     for (const auto& [name, s] : j["breakdown_s"].items())
       std::printf("  layer %lld, %s: %.2f ms\n", static_cast<long long>(j["breakdown_layer"].get<std::int64_t>()),
                   name.c_str(), 1e3 * s.get<double>());
@@ -296,7 +327,7 @@ void print_text(const Args& a, const nlohmann::json& j) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const Args a = parse(argc, argv);
   linsweep::configure_threads(a.threads);
   at::manual_seed(0);
@@ -331,4 +362,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   return 0;
+} catch (const std::exception& e) {  // a shape the model refuses, a device this build lacks
+  std::fprintf(stderr, "bench_routed_forward: %s\n", e.what());
+  return 2;
 }

@@ -66,6 +66,8 @@ for line in open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]:
           "saving measured {:5.1f}%  predicted {:5.1f}%".format(
               d["shape"], d["batch"], 100 * d["share"], d["plain_tokens_per_s"], d["routed_tokens_per_s"],
               d["ratio_median"], d["ratio_min"], d["ratio_max"], d["measured_saving_pct"], d["predicted_saving_pct"]))
+    if "breakdown_s" in d:
+        print("    layer {}: {} of {} rows routed".format(d["breakdown_layer"], d["breakdown_routed_rows"], d["breakdown_rows"]))
     for k, v in d.get("breakdown_s", {}).items():
         print("    {:30s} {:8.2f} ms".format(k, 1e3 * v))
 EOF
