@@ -115,12 +115,13 @@ time_left() {  # seconds to the deadline, as `timeout` takes them (0: no limit)
 bench_ok() {  # bench_ok EXIT: a benchmark's verdict for record
   case "$1" in 0) echo true ;; 124) echo '"skipped"' ;; *) echo false ;; esac
 }
-# bounded CMD...: CMD until the deadline, then nothing of it left running: `timeout` gives it a
-# process group of its own, whose members are killed once it ends (a `linsweep run` that got
-# SIGTERM would otherwise finish its running unit first, up to runtime.grace_seconds).
+# bounded CMD...: CMD until the deadline, then nothing of it left running. A `linsweep run`
+# that gets SIGTERM finishes its running unit first (up to runtime.grace_seconds), so `timeout`
+# sends SIGKILL to its process group 5 s after SIGTERM, and whatever of that group outlives
+# CMD is killed once it ends.
 bounded() {
   local rc=0 pid
-  timeout "$(time_left)" "$@" &
+  timeout -k 5 "$(time_left)" "$@" &
   pid=$!
   wait "$pid" || rc=$?
   kill -KILL -- "-$pid" 2>/dev/null || true
