@@ -188,10 +188,21 @@ std::vector<linsweep::Gate> calibrate(Bench& b, double share) {
       return gates[k]->route(x);
     });
   b.model->hidden_states(linsweep::window_ids(b.w, 0, b.w.count, b.dev));
-  for (std::int64_t l : b.routed_layers) b.model->hook(l).use_mlp();
+  b.model->reset_hooks();
   std::vector<linsweep::Gate> out;
   for (auto& g : gates) out.push_back(std::move(*g));
   return out;
+}
+
+// Routes the first `n` routed layers by their gates; each mask's routed count is added to
+// `*counted` when it is given.
+void use_gates(Bench& b, const std::vector<linsweep::Gate>& gates, std::size_t n, double* counted = nullptr) {
+  for (std::size_t k = 0; k < n; ++k)
+    b.model->hook(b.routed_layers[k]).use_routed(b.map, [&gates, k, counted](const at::Tensor& x) {
+      at::Tensor mask = gates[k].route(x);
+      if (counted != nullptr) *counted += static_cast<double>(mask.sum().item<std::int64_t>());
+      return mask;
+    });
 }
 
 // Plain and routed passes over every window, alternating after a warm-up of each.
@@ -199,18 +210,8 @@ nlohmann::json time_passes(const Args& a, Bench& b, const std::vector<linsweep::
   std::vector<double> nll(static_cast<std::size_t>(a.windows));
   double routed_positions = 0;
   auto pass = [&](bool routed, bool count) {
-    for (std::size_t k = 0; k < b.routed_layers.size(); ++k) {
-      linsweep::MlpHook& hook = b.model->hook(b.routed_layers[k]);
-      if (!routed) {
-        hook.use_mlp();
-        continue;
-      }
-      hook.use_routed(b.map, [&, k, count](const at::Tensor& x) {
-        at::Tensor mask = gates[k].route(x);
-        if (count) routed_positions += static_cast<double>(mask.sum().item<std::int64_t>());
-        return mask;
-      });
-    }
+    b.model->reset_hooks();
+    if (routed) use_gates(b, gates, gates.size(), count ? &routed_positions : nullptr);
     const auto t0 = Clock::now();
     for (std::int64_t s = 0; s < a.windows; s += a.batch) {
       const std::int64_t n = std::min(a.batch, a.windows - s);
@@ -226,7 +227,7 @@ nlohmann::json time_passes(const Args& a, Bench& b, const std::vector<linsweep::
     routed_s.push_back(pass(true, false));
     ratio.push_back(routed_s.back() / plain_s.back());
   }
-  for (std::int64_t l : b.routed_layers) b.model->hook(l).use_mlp();
+  b.model->reset_hooks();
   const double share = routed_positions / static_cast<double>(b.routed_layers.size() * a.windows * a.context);
   const double per_routed = linsweep::mlp_flops(b.config) - linsweep::surrogate_flops(b.config);
   const double gate = linsweep::gate_flops(linsweep::GateVariant{}, b.config);
@@ -251,8 +252,7 @@ nlohmann::json breakdown(const Args& a, Bench& b, const std::vector<linsweep::Ga
   const std::size_t mid = b.routed_layers.size() / 2;
   const std::int64_t l = b.routed_layers[mid];
   const linsweep::Gate& g = gates[mid];
-  for (std::size_t k = 0; k < mid; ++k)
-    b.model->hook(b.routed_layers[k]).use_routed(b.map, [&gates, k](const at::Tensor& x) { return gates[k].route(x); });
+  use_gates(b, gates, mid);
   std::int64_t routed_rows = 0;
   const linsweep::AffineMap& map = b.map;
   std::map<std::string, std::vector<double>> parts;
@@ -290,7 +290,7 @@ nlohmann::json breakdown(const Args& a, Bench& b, const std::vector<linsweep::Ga
     return mlp(x);
   });
   b.model->hidden_states(linsweep::window_ids(b.w, 0, std::min(a.batch, a.windows), b.dev));
-  for (std::int64_t k : b.routed_layers) b.model->hook(k).use_mlp();
+  b.model->reset_hooks();
   nlohmann::json s = nlohmann::json::object();
   for (const auto& [name, t] : parts) s[name] = median(t);
   return {{"breakdown_layer", l},
