@@ -99,7 +99,7 @@ json.dump(d, open(sys.argv[4], "w"), indent=2)' "$1" "$2" "$3" "$checks/$1.json"
 budget_s="${LINSWEEP_GPU_BUDGET_S:-}"
 in_budget() {  # in_budget NAME: true while time is left; else records NAME as skipped
   local spent=$(( $(date +%s) - started ))
-  [[ -z "$budget_s" || "$budget_s" == 0 || $spent -lt $budget_s ]] && return 0
+  [[ "$budget_s" == 0 || $spent -lt $budget_s ]] && return 0
   record "$1" '"skipped"' "{\"note\": \"not started: $spent s of the $budget_s s budget spent (LINSWEEP_GPU_BUDGET_S)\"}"
   return 1
 }
@@ -108,7 +108,7 @@ in_budget() {  # in_budget NAME: true while time is left; else records NAME as s
 # whatever it measured until then.
 deadline_s="${LINSWEEP_GPU_DEADLINE_S:-}"
 time_left() {  # seconds to the deadline, as `timeout` takes them (0: no limit)
-  [[ -z "$deadline_s" || "$deadline_s" == 0 ]] && { echo 0; return; }
+  [[ "$deadline_s" == 0 ]] && { echo 0; return; }
   local left=$(( deadline_s - ($(date +%s) - started) ))
   echo $(( left > 1 ? left : 1 ))
 }
@@ -146,6 +146,8 @@ else
     exit 2
   fi
 fi
+[[ $budget_s =~ ^[0-9]+$ && $deadline_s =~ ^[0-9]+$ ]] ||
+  { echo "gpu_check: LINSWEEP_GPU_BUDGET_S and LINSWEEP_GPU_DEADLINE_S take whole seconds (0: no limit)" >&2; exit 2; }
 step "mode $mode: device $dev, $gpus GPU(s); python $py (h5py: $have_h5py); out $out"
 # The machine, for the numbers' record (docs/benchmarks.md names it with every measurement).
 "$py" - >"$work/machine.json" <<'EOF' || echo '{}' >"$work/machine.json"
