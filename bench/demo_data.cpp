@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "workers/corpus/brown_genres.hpp"
-#include "workers/corpus/corpus.hpp"
-#include "workers/tokenizer/tokenizer.hpp"
-#include "workers/tokenizer/truncate_bpe.hpp"
+#include "engine/corpus/brown_genres.hpp"
+#include "engine/corpus/corpus.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "engine/tokenizer/truncate_bpe.hpp"
 
 namespace {
 

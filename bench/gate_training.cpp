@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "experiments/gate_model.hpp"
-#include "experiments/logistic_regression.hpp"
-#include "experiments/pca.hpp"
+#include "engine/runtime.hpp"
+#include "experiments/numerics/gate_model.hpp"
+#include "experiments/numerics/logistic_regression.hpp"
+#include "experiments/numerics/pca.hpp"
 #include "storage/unit_file.hpp"
-#include "workers/runtime.hpp"
 
 namespace {
 

@@ -28,13 +28,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "experiments/flops.hpp"
-#include "experiments/gate_model.hpp"
-#include "workers/corpus/windows.hpp"
-#include "workers/eval/scoring.hpp"
-#include "workers/machine_info.hpp"
-#include "workers/model/load_model.hpp"
-#include "workers/runtime.hpp"
+#include "engine/corpus/windows.hpp"
+#include "engine/eval/scoring.hpp"
+#include "engine/machine_info.hpp"
+#include "engine/model/load_model.hpp"
+#include "engine/runtime.hpp"
+#include "experiments/numerics/flops.hpp"
+#include "experiments/numerics/gate_model.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "experiments/normal_equations.hpp"
-#include "workers/runtime.hpp"
+#include "engine/runtime.hpp"
+#include "experiments/numerics/normal_equations.hpp"
 
 namespace {
 

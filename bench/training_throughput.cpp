@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "common/heap_policy.hpp"
-#include "workers/corpus/windows.hpp"
-#include "workers/model/language_model.hpp"
-#include "workers/model/load_model.hpp"
-#include "workers/runtime.hpp"
-#include "workers/train/trainer.hpp"
+#include "engine/corpus/windows.hpp"
+#include "engine/model/language_model.hpp"
+#include "engine/model/load_model.hpp"
+#include "engine/runtime.hpp"
+#include "engine/train/trainer.hpp"
 
 namespace {
 

@@ -13,12 +13,12 @@ if(NOT TARGET linsweep::sentencepiece)
                                                            INTERFACE_INCLUDE_DIRECTORIES ${SENTENCEPIECE_INCLUDE_DIR})
 endif()
 
-# linsweep's SentencePiece module (workers/tokenizer/sentencepiece_abi.hpp says why it is a
+# linsweep's SentencePiece module (engine/tokenizer/sentencepiece_abi.hpp says why it is a
 # module): liblinsweep_sentencepiece.so at the top of the build directory, where
 # sentencepiece_loader.cpp looks for it. Never sanitized: it runs in a link namespace of its own,
 # where a second sanitizer runtime could not start.
 function(linsweep_sentencepiece_module source_dir)
-  add_library(linsweep_sentencepiece MODULE ${source_dir}/workers/tokenizer/sentencepiece_module.cpp)
+  add_library(linsweep_sentencepiece MODULE ${source_dir}/engine/tokenizer/sentencepiece_module.cpp)
   target_include_directories(linsweep_sentencepiece PRIVATE ${source_dir})
   target_link_libraries(linsweep_sentencepiece PRIVATE linsweep::sentencepiece)
   target_compile_options(linsweep_sentencepiece PRIVATE -fno-sanitize=all)

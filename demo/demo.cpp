@@ -30,15 +30,15 @@
 #include "common/signal_recorder.hpp"
 #include "demo/default_spec.hpp"
 #include "demo/demo_recipes.hpp"
+#include "engine/corpus/brown_genres.hpp"
+#include "engine/corpus/corpus.hpp"
+#include "engine/pretrain/pretrain.hpp"
+#include "engine/runtime.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "engine/tokenizer/truncate_bpe.hpp"
 #include "orchestrator/build_info.hpp"
 #include "presentation/report_html.hpp"
 #include "storage/store.hpp"
-#include "workers/corpus/brown_genres.hpp"
-#include "workers/corpus/corpus.hpp"
-#include "workers/pretrain/pretrain.hpp"
-#include "workers/runtime.hpp"
-#include "workers/tokenizer/tokenizer.hpp"
-#include "workers/tokenizer/truncate_bpe.hpp"
 
 namespace linsweep {
 namespace {

@@ -1,7 +1,7 @@
 // The demo's model sizes and training budgets, chosen so that all nine train in a few minutes on two cores.
 #include "demo/demo_recipes.hpp"
 
-#include "experiments/flops.hpp"
+#include "experiments/numerics/flops.hpp"
 
 namespace linsweep {
 namespace {

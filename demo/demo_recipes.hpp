@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "workers/model/model_config.hpp"
-#include "workers/pretrain/pretrain.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/pretrain/pretrain.hpp"
 
 namespace linsweep {
 
@@ -23,7 +23,7 @@ struct DemoModelRecipe {
   PretrainOptions training;
   // Everything that decides the weights: a model trained for another recipe is retrained.
   nlohmann::json fingerprint(const std::string& data_fingerprint) const;
-  // FLOPs per training token, 3 · model_flops (experiments/flops.hpp: the products with
+  // FLOPs per training token, 3 · model_flops (experiments/numerics/flops.hpp: the products with
   // weights, forward, and a backward pass of twice that), to order and weigh the training jobs.
   double cost_per_token() const;
 };

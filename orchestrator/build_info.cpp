@@ -1,10 +1,10 @@
 // Versions of linsweep and its libraries.
 #include "orchestrator/build_info.hpp"
 
+#include "engine/comm/communicator.hpp"
+#include "engine/runtime.hpp"
 #include "linsweep_version.hpp"
 #include "storage/versions.hpp"
-#include "workers/comm/communicator.hpp"
-#include "workers/runtime.hpp"
 
 namespace linsweep {
 

@@ -3,7 +3,7 @@
 # with every bound from docs/numerics.md ("CPU against GPU"; tests/support/numerics.py):
 #   1. eval_parity: `linsweep eval` on the fixture models, the device in float32 against the
 #      CPU within the float32 forward bound; bfloat16 recorded against its bound;
-#      routed_equality: the routed forward that gathers (tests/workers/model/
+#      routed_equality: the routed forward that gathers (tests/engine/model/
 #      test_routed_forward.cpp) against the selecting one and a float64 reference on the device,
 #      float32, bfloat16 and float16, within docs/numerics.md's "Routed forward" bound;
 #   2. sweep_measure, sweep_training: examples/fixture_measure.yaml and fixture_training.yaml

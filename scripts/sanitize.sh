@@ -33,12 +33,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 run() { ctest --test-dir build-asan --output-on-failure --timeout 1800 -j "${LINSWEEP_TEST_JOBS:-2}" "$@"; }
 start=$SECONDS
 rc=0
-ASAN_OPTIONS="detect_leaks=1" run -L catch2 -E '^workers\.comm\.mpi2$' || rc=1
+ASAN_OPTIONS="detect_leaks=1" run -L catch2 -E '^engine\.comm\.mpi2$' || rc=1
 # Two MPI ranks: OpenMPI and the NCCL/CUDA libraries the communicator links leave their
 # start-up allocations to the process, and OpenMPI dlcloses its components before LeakSanitizer
 # runs, so those leaks show only "<unknown module>" frames that no suppression can name. Leak
 # checking is off for this test alone; ASan's memory checks and UBSan stay on.
-ASAN_OPTIONS="detect_leaks=0" run -R '^workers\.comm\.mpi2$' || rc=1
+ASAN_OPTIONS="detect_leaks=0" run -R '^engine\.comm\.mpi2$' || rc=1
 # The fuzz replays: libhdf5 mallocs sizes it reads from a corrupt file and refuses the file when
 # malloc returns NULL (tests/fuzz/regressions/unit_file/hdf5_huge_metadata_alloc.h5); ASan aborts
 # on such a request unless told to return NULL. `new` in our code still reports it.

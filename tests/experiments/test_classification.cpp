@@ -3,7 +3,7 @@
 #include <cmath>
 #include <set>
 
-#include "experiments/classification.hpp"
+#include "experiments/numerics/classification.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

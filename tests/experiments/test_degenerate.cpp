@@ -2,7 +2,7 @@
 // experiments/measure_test.sh, through the table, `linsweep tables` and `linsweep status`).
 #include <cmath>
 
-#include "experiments/degenerate.hpp"
+#include "experiments/numerics/degenerate.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

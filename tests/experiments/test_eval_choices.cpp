@@ -6,10 +6,10 @@
 #include <numeric>
 #include <variant>
 
-#include "orchestrator/plan.hpp"
-#include "orchestrator/runner.hpp"
-#include "orchestrator/spec.hpp"
-#include "orchestrator/unit_executor.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/run/local_run.hpp"
+#include "orchestrator/run/unit_executor.hpp"
+#include "orchestrator/spec/spec.hpp"
 #include "presentation/report.hpp"
 #include "storage/store.hpp"
 #include "support/catch.hpp"
@@ -89,7 +89,7 @@ TEST_CASE("choices: planted eval costs change neither progressive's order nor th
                        "batch: 4}\n");
   RunOptions quiet;
   quiet.quiet = true;
-  REQUIRE(run_sweep(dir / "spec.yaml", quiet) == 0);
+  REQUIRE(run_sweep_local(dir / "spec.yaml", quiet) == 0);
   const SweepSpec spec = load_spec(dir / "spec.yaml");
   const Plan plan = make_plan(spec);
 

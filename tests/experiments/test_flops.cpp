@@ -1,5 +1,5 @@
 // FLOP counts of compound gating, by hand for a model whose d_ff is not 4·d.
-#include "experiments/flops.hpp"
+#include "experiments/numerics/flops.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <variant>
 
-#include "experiments/capture_data.hpp"
-#include "experiments/gate_model.hpp"
-#include "experiments/window_nll.hpp"
-#include "orchestrator/plan.hpp"
-#include "orchestrator/runner.hpp"
-#include "orchestrator/spec.hpp"
-#include "orchestrator/unit_executor.hpp"
+#include "experiments/framework/capture_data.hpp"
+#include "experiments/numerics/gate_model.hpp"
+#include "experiments/numerics/window_nll.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/run/local_run.hpp"
+#include "orchestrator/run/unit_executor.hpp"
+#include "orchestrator/spec/spec.hpp"
 #include "storage/activation_shard.hpp"
 #include "storage/store.hpp"
 #include "support/catch.hpp"
@@ -61,7 +61,7 @@ void run_gate_sweep(const ScratchDir& dir, const std::string& experiments) {
                        experiments);
   RunOptions quiet;
   quiet.quiet = true;
-  REQUIRE(run_sweep(dir / "spec.yaml", quiet) == 0);
+  REQUIRE(run_sweep_local(dir / "spec.yaml", quiet) == 0);
 }
 
 }  // namespace

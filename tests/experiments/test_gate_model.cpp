@@ -2,10 +2,10 @@
 #include <ATen/ATen.h>
 
 #include "common/errors.hpp"
-#include "experiments/gate_model.hpp"
-#include "experiments/kmeans.hpp"
-#include "experiments/logistic_regression.hpp"
-#include "experiments/pca.hpp"
+#include "experiments/numerics/gate_model.hpp"
+#include "experiments/numerics/kmeans.hpp"
+#include "experiments/numerics/logistic_regression.hpp"
+#include "experiments/numerics/pca.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "experiments/random_routing.hpp"
+#include "experiments/numerics/random_routing.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

@@ -4,7 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include "common/errors.hpp"
-#include "experiments/standardized_rows.hpp"
+#include "experiments/numerics/standardized_rows.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

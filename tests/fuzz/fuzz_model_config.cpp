@@ -1,8 +1,8 @@
 // Fuzz target: an HF config.json through read_model_config, every registered architecture's parser.
+#include "engine/model/architecture_registry.hpp"
+#include "engine/model/model_config.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "workers/model/architecture_registry.hpp"
-#include "workers/model/model_config.hpp"
 
 namespace linsweep {
 

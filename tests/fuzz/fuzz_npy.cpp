@@ -1,8 +1,8 @@
 // Fuzz target: a .npy token array through check_npy_tokens and read_token_stream.
+#include "engine/corpus/corpus.hpp"
+#include "engine/corpus/npy.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "workers/corpus/corpus.hpp"
-#include "workers/corpus/npy.hpp"
 
 namespace linsweep {
 

@@ -1,7 +1,7 @@
 // Fuzz target: a safetensors file (8-byte header length, JSON header, data) through SafetensorsFile.
+#include "engine/safetensors.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "workers/safetensors.hpp"
 
 namespace linsweep {
 namespace {

@@ -1,11 +1,11 @@
 // Fuzz target: model.safetensors.index.json (a sharded checkpoint's weight map) through HfWeights
-// (workers/model/hf_weights).
+// (engine/model/hf_weights).
 #include <filesystem>
 
+#include "engine/model/hf_weights.hpp"
+#include "engine/safetensors.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "workers/model/hf_weights.hpp"
-#include "workers/safetensors.hpp"
 
 namespace linsweep {
 namespace {

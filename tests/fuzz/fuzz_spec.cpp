@@ -1,7 +1,7 @@
 // Fuzz target: a sweep spec (YAML) through load_spec, beside a view of the repository's fixtures.
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
-#include "orchestrator/spec.hpp"
+#include "orchestrator/spec/spec.hpp"
 
 namespace linsweep {
 

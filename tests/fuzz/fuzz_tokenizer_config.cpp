@@ -1,9 +1,9 @@
 // Fuzz target: an HF tokenizer_config.json beside tiny-neox's tokenizer.json, through
 // load_tokenizer (read_tokenizer_config, then the BOS/EOS choices it makes).
+#include "engine/tokenizer/tokenizer.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "tokenizer_checks.hpp"
-#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep {
 

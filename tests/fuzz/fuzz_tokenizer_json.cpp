@@ -1,8 +1,8 @@
 // Fuzz target: an HF tokenizer.json through BpeTokenizer::from_tokenizer_json.
+#include "engine/tokenizer/bpe_tokenizer.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "tokenizer_checks.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 

@@ -1,8 +1,8 @@
 // Fuzz target: a SentencePiece tokenizer.model through SentencePieceTokenizer::from_model_file.
+#include "engine/tokenizer/sentencepiece_tokenizer.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "tokenizer_checks.hpp"
-#include "workers/tokenizer/sentencepiece_tokenizer.hpp"
 
 namespace linsweep {
 

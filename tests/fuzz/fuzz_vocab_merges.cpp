@@ -1,8 +1,8 @@
 // Fuzz target: vocab.json + merges.txt (one input cut at its first NUL) through BpeTokenizer.
+#include "engine/tokenizer/bpe_tokenizer.hpp"
 #include "fuzz_support.hpp"
 #include "fuzz_targets.hpp"
 #include "tokenizer_checks.hpp"
-#include "workers/tokenizer/bpe_tokenizer.hpp"
 
 namespace linsweep {
 

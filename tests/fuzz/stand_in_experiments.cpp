@@ -2,8 +2,8 @@
 // libFuzzer build leaves out, so the spec reader is fuzzed against experiments that declare one
 // parameter of every type and range the real ones use, under the names the seeds (taken from
 // examples/) use. tests/orchestrator/test_spec.cpp checks the real declarations.
-#include "experiments/experiment.hpp"
-#include "experiments/layer_params.hpp"
+#include "experiments/framework/experiment.hpp"
+#include "experiments/framework/layer_params.hpp"
 #include "fuzz_support.hpp"
 
 namespace linsweep::fuzz {

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "engine/corpus/corpus.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "fuzz_support.hpp"
-#include "workers/corpus/corpus.hpp"
-#include "workers/tokenizer/tokenizer.hpp"
 
 namespace linsweep::fuzz {
 

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "common/errors.hpp"
-#include "orchestrator/plan.hpp"
-#include "orchestrator/spec_overrides.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/spec/spec_overrides.hpp"
 #include "storage/store.hpp"
 #include "support/catch.hpp"
 #include "support/test_support.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 #include <thread>
 
-#include "orchestrator/progress.hpp"
+#include "orchestrator/run/progress.hpp"
 #include "support/catch.hpp"
 
 using namespace linsweep;

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
-#include "orchestrator/spec.hpp"
+#include "orchestrator/spec/spec.hpp"
 #include "support/catch.hpp"
 #include "support/test_support.hpp"
 

@@ -2,9 +2,9 @@
 // (tests/support/test_experiments.cpp), is validated by the spec reader, planned, run,
 // committed, read back through its table and summarized through its section.
 #include "common/errors.hpp"
-#include "orchestrator/plan.hpp"
-#include "orchestrator/runner.hpp"
-#include "orchestrator/spec.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/run/local_run.hpp"
+#include "orchestrator/spec/spec.hpp"
 #include "presentation/report.hpp"
 #include "storage/store.hpp"
 #include "support/catch.hpp"
@@ -37,7 +37,7 @@ TEST_CASE("toy: a test-registered experiment is planned, run, tabled and summari
   CHECK(plan.units[1].slot == "toy/m/c/1");
   RunOptions quiet;
   quiet.quiet = true;
-  REQUIRE(run_sweep(spec, quiet) == 0);
+  REQUIRE(run_sweep_local(spec, quiet) == 0);
   const Store store = Store::open_read(dir / "store");
   const Table t = store.read_table("toy");
   REQUIRE(t.rows.size() == 4);

@@ -1,5 +1,5 @@
 // Catch2's test runner, compiled once for every test binary (support/catch_session.cpp): a test
-// that writes its own main() (tests/workers/comm/test_communicator.cpp starts MPI first) calls it
+// that writes its own main() (tests/engine/comm/test_communicator.cpp starts MPI first) calls it
 // instead of compiling Catch2 2's whole implementation again with CATCH_CONFIG_RUNNER.
 #pragma once
 

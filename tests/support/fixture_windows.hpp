@@ -3,9 +3,9 @@
 
 #include <string>
 
+#include "engine/corpus/npy.hpp"
+#include "engine/corpus/windows.hpp"
 #include "support/test_support.hpp"
-#include "workers/corpus/npy.hpp"
-#include "workers/corpus/windows.hpp"
 
 namespace linsweep::test {
 

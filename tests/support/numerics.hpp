@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "workers/model/model_config.hpp"
+#include "engine/model/model_config.hpp"
 
 namespace linsweep::test {
 

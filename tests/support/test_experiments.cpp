@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "common/errors.hpp"
-#include "experiments/experiment.hpp"
+#include "experiments/framework/experiment.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/section.hpp"
 #include "storage/table_def.hpp"

@@ -1,0 +1,82 @@
+// Attention kernels: LibTorch's fused one on a GPU; on the CPU the scores with the mask folded
+// into the GEMM, softmax, the second GEMM.
+#include "engine/model/attention.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/version.h>
+
+#include <limits>
+
+#include "common/errors.hpp"
+#include "engine/blas_threads.hpp"
+#include "engine/model/threaded_gemm.hpp"
+#include "engine/parallel_as_caller.hpp"
+
+// scaled_dot_product_attention takes a scale from LibTorch 2.1 on.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define LINSWEEP_FUSED_ATTENTION 1
+#else
+#define LINSWEEP_FUSED_ATTENTION 0
+#endif
+
+namespace linsweep {
+namespace {
+
+constexpr bool kHasFusedAttention = LINSWEEP_FUSED_ATTENTION;
+
+// Additive mask [T, T]: 0 on and below the diagonal, -inf above; folded into the scores' GEMM
+// so that scaling and masking cost no extra pass over them.
+at::Tensor additive_causal_mask(std::int64_t t, const at::TensorOptions& options) {
+  return at::full({t, t}, -std::numeric_limits<float>::infinity(), options).triu_(1);
+}
+
+// Every head in two batched products; what autograd, GPUs and other dtypes take.
+at::Tensor batched(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
+                   double scale) {
+  const auto heads = qf.size(0), t = qf.size(1);
+  const at::Tensor scores = at::baddbmm(mask.expand({heads, t, t}), qf, kt, /*beta=*/1.0, /*alpha=*/scale);
+  return at::bmm(at::softmax(scores, -1), vf);
+}
+
+// One head at a time on each of torch's threads, each product a single-threaded BLAS call:
+// a head's T×T scores stay in cache from the first product to the second.
+at::Tensor per_head(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
+                    double scale) {
+  at::Tensor out = at::empty(vf.sizes(), vf.options());
+  BlasThreadsScope single(1);
+  parallel_for_as_caller(0, qf.size(0), 1, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t i = first; i < last; ++i) {
+      at::Tensor out_i = out[i];
+      at::mm_out(out_i, at::softmax(at::addmm(mask, qf[i], kt[i], /*beta=*/1.0, /*alpha=*/scale), -1), vf[i]);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+bool fused_attention_available() noexcept { return kHasFusedAttention; }
+
+at::Tensor fused_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+#if LINSWEEP_FUSED_ATTENTION
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true, scale);
+#else
+  (void)q, (void)k, (void)v, (void)scale;
+  throw ModelError("fused attention needs LibTorch 2.1 or later (this is " TORCH_VERSION ")");
+#endif
+}
+
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+  const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
+  if (kHasFusedAttention && !q.device().is_cpu())
+    return fused_causal_attention(q, k, v, scale).transpose(1, 2).reshape({B, T, H * hd});
+  const at::Tensor mask = additive_causal_mask(T, q.options());
+  const at::Tensor qf = q.reshape({B * H, T, hd});
+  const at::Tensor kt = k.reshape({B * H, T, hd}).transpose(1, 2);
+  const at::Tensor vf = v.reshape({B * H, T, hd});
+  const at::Tensor out =
+      splits_over_threads(q, k, v) ? per_head(qf, kt, vf, mask, scale) : batched(qf, kt, vf, mask, scale);
+  return out.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});
+}
+
+}  // namespace linsweep

@@ -1,0 +1,44 @@
+// Shared LanguageModel helpers.
+#include "engine/model/language_model.hpp"
+
+#include <ATen/ATen.h>
+
+#include "common/errors.hpp"
+
+namespace linsweep {
+
+MlpHook& LanguageModel::hook(int64_t layer) {
+  if (layer < 0 || layer >= config_.n_layers)
+    throw ModelError("layer " + std::to_string(layer) + " is outside the model's 0.." +
+                     std::to_string(config_.n_layers - 1));
+  return hooks_[static_cast<std::size_t>(layer)];
+}
+
+at::Tensor LanguageModel::mlp_stream(int64_t layer, const at::Tensor& h) {
+  if (config_.parallel_residual) {
+    hook(layer);  // the range check
+    return h;
+  }
+  MlpHook& slot = hook(layer);
+  struct Restore {
+    MlpHook& slot;
+    MlpHook saved;
+    ~Restore() { slot = std::move(saved); }
+  } restore{slot, slot};
+  slot.clear_capture();
+  slot.use_override([](const at::Tensor& x, const MlpFn&) { return at::zeros_like(x); });
+  return run_layer(layer, h);
+}
+
+void LanguageModel::reset_hooks() {
+  for (auto& h : hooks_) {
+    h.use_mlp();
+    h.clear_capture();
+  }
+}
+
+at::Tensor causal_mask(int64_t t, const at::Device& device) {
+  return at::ones({t, t}, at::TensorOptions().dtype(at::kBool).device(device)).triu(1);
+}
+
+}  // namespace linsweep

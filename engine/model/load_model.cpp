@@ -1,0 +1,118 @@
+// Parameter-by-parameter copy from a safetensors checkpoint into the architecture's module,
+// already on its device.
+#include "engine/model/load_model.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#include <torch/utils.h>
+
+#include <cstring>
+#include <set>
+
+#include "common/errors.hpp"
+#include "common/mapped_file.hpp"
+#include "engine/model/architecture_registry.hpp"
+#include "engine/model/hf_weights.hpp"
+#include "engine/model/shape_text.hpp"
+#include "engine/runtime.hpp"
+#include "engine/safetensors_tensor.hpp"
+
+namespace linsweep {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+at::ScalarType parse_compute_dtype(const std::string& name) {
+  check_dtype_name(name);
+  if (name == "bfloat16") return at::kBFloat16;
+  if (name == "float16") return at::kHalf;
+  return at::kFloat;
+}
+
+std::shared_ptr<LanguageModel> build_model(const ModelConfig& config) {
+  return ArchitectureRegistry::instance().build(config, "model config");
+}
+
+LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
+  LoadedModel out;
+  out.dir = dir;
+  const ModelConfig config = read_model_config(dir);
+  const Architecture& arch = ArchitectureRegistry::instance().get(config.architecture, dir + "/config.json");
+  const at::ScalarType dtype = parse_compute_dtype(options.dtype);
+  const std::string device = resolve_device(options.device);
+  if (dtype == at::kHalf && device == "cpu")
+    throw InputError(
+        "dtype float16 needs a CUDA device (LibTorch's CPU kernels lack half-precision LayerNorm); "
+        "use bfloat16 or float32 on CPU");
+  if (dtype == at::kBFloat16 && device == "cpu") configure_cpu_bfloat16();
+  HfWeights ckpt(dir);
+  const std::string where = ckpt.files().size() == 1 ? ckpt.files()[0] : dir + "/model.safetensors.index.json";
+
+  // Refuse before allocating when config.json asks for more parameters than the files hold
+  // (a hostile or mistaken config must not allocate terabytes).
+  std::int64_t stored = 0;
+  for (const auto& name : ckpt.names()) {
+    const TensorInfo* t = ckpt.find(name);
+    if (t->dtype == DType::kF32 || t->dtype == DType::kF16 || t->dtype == DType::kBF16) stored += t->numel();
+  }
+  const std::int64_t wanted = arch.count_parameters(config);
+  if (wanted > stored)
+    throw ModelError(dir + "/config.json: describes " + std::to_string(wanted) + " parameters but " + where +
+                     " holds only " + std::to_string(stored) + " weights");
+
+  torch::NoGradGuard no_grad;
+  auto model = ArchitectureRegistry::instance().build(config, dir + "/config.json");
+  // The module goes to its device and dtype before the weights arrive: each tensor of the file
+  // then travels once, in the dtype it is stored in, straight into its parameter (converted
+  // there), so a model for a GPU, or in bfloat16, is never held whole in float32 on the host.
+  // On a GPU the copies leave from pinned memory without waiting, so reading the next tensor
+  // overlaps them; the stream orders them before any use of the model.
+  model->to(at::Device(device), dtype);
+  const bool cuda = at::Device(device).is_cuda();
+  std::set<std::string> used;
+  std::set<std::string> stored_dtypes;
+  for (auto& item : model->named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    const TensorInfo* info = nullptr;
+    std::string key;
+    for (const auto& prefix : arch.checkpoint_prefixes) {
+      if ((info = ckpt.find(prefix + name)) != nullptr) {
+        key = prefix + name;
+        break;
+      }
+    }
+    if (info == nullptr && (info = ckpt.find(name)) != nullptr) key = name;
+    if (info == nullptr) throw ModelError(where + ": tensor '" + name + "' is missing");
+    at::Tensor param = item.value();
+    if (at::IntArrayRef(info->shape) != param.sizes())
+      throw ModelError(where + ": tensor '" + key + "' has shape " + shape_text(info->shape) +
+                       " but config.json implies " + shape_text(param.sizes()));
+    param.copy_(copy_tensor(*info, {DType::kF32, DType::kF16, DType::kBF16}, where,
+                            "; weights must be F32, F16 or BF16", /*pinned=*/cuda),
+                /*non_blocking=*/cuda);
+    drop_resident_pages(info->data);  // the copy is what stays: peak memory holds one tensor of the file
+    stored_dtypes.insert(dtype_name(info->dtype));
+    used.insert(key);
+  }
+  for (const auto& name : ckpt.names()) {
+    if (used.count(name) != 0) continue;
+    bool ignorable = false;
+    for (const auto& suffix : arch.ignored_suffixes) ignorable = ignorable || ends_with(name, suffix);
+    if (!ignorable)
+      throw ModelError(where + ": unexpected tensor '" + name + "' for a " + config.architecture +
+                       " model with this config.json (wrong architecture or layer count?)");
+  }
+  model->eval();
+  out.model = model;
+  out.device = device;
+  out.dtype = dtype;
+  for (const auto& p : model->parameters()) out.parameter_count += p.numel();
+  for (const auto& d : stored_dtypes) out.checkpoint_dtypes += (out.checkpoint_dtypes.empty() ? "" : ",") + d;
+  return out;
+}
+
+}  // namespace linsweep

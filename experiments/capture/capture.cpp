@@ -1,0 +1,235 @@
+// `capture`: the MLP inputs X and per-token δ of every covered layer on the gate (and select,
+// eval) splits, written as activation shards for the gate, token/context, cluster and routing
+// list experiments (docs/methods.md, "Gate data"). One base pass per batch caches the stream
+// entering each layer; layer ℓ's all-linear pass recomputes only layers ℓ..L−1. The "capture"
+// provider gives those experiments the capture unit of their model and corpus; the δ
+// histograms of the captured gate splits are this file's figures.
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "common/atomic_file.hpp"
+#include "common/errors.hpp"
+#include "engine/comm/communicator.hpp"
+#include "engine/eval/scoring.hpp"
+#include "engine/model/language_model.hpp"
+#include "experiments/fit/fit_units.hpp"
+#include "experiments/framework/capture_data.hpp"
+#include "experiments/framework/experiment.hpp"
+#include "experiments/framework/unit_data.hpp"
+#include "presentation/figures.hpp"
+#include "presentation/section.hpp"
+#include "storage/activation_shard.hpp"
+#include "storage/store.hpp"
+
+namespace linsweep {
+namespace {
+
+struct CaptureUnitParams {
+  std::map<std::string, Split> splits;  // gate, and select and eval when the spec has them
+  std::int64_t context = 0;
+  std::vector<std::int64_t> layers;  // ascending
+  double lambda = 0;
+  std::string format;
+  std::string activation_dtype;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaptureUnitParams, splits, context, layers, lambda, format, activation_dtype)
+
+// What is captured must not depend on which experiment reads it, so that changing one
+// experiment's layers or adding one reruns only that experiment: every covered layer, and
+// every one of the gate, select and eval splits the spec defines.
+std::string provide_capture(PlanBuilder& b, const ModelSpec& m, const std::string& corpus, const nlohmann::json&) {
+  const std::string fit = b.provide("fit", m, corpus);
+  CaptureUnitParams p;
+  p.splits["gate"] = b.split("gate").get<Split>();
+  for (const char* name : {"select", "eval"})
+    if (b.has_split(name)) p.splits[name] = b.split(name).get<Split>();
+  p.context = b.sweep().context;
+  p.layers = b.covered_layers(m);
+  p.lambda = first_lambda(b.sweep());
+  p.format = b.sweep().corpus(corpus)->format;
+  p.activation_dtype = b.sweep().runtime.activation_dtype;
+  return b.add_with_inputs(Unit{.kind = "capture", .model = m.name, .corpus = corpus, .params = p, .deps = {fit}});
+}
+const ProviderRegistrar kCaptureProvider{"capture", provide_capture};
+
+UnitResult run_capture(const ExperimentInput& in) {
+  LanguageModel& model = *in.model;
+  const UnitResult& fit = dep_of_kind(in.deps, "fit", in.unit_id);
+  const auto p = in.params.get<CaptureUnitParams>();
+  const auto& layers = p.layers;
+  const double lambda = p.lambda;
+  const std::int64_t context = p.context;
+  ActivationOptions opt;
+  opt.dtype = parse_activation_dtype(p.activation_dtype);
+  opt.with_delta = true;
+  const std::int64_t d = model.config().d_model;
+  const std::size_t L = layers.size();
+  const at::Device device = model.parameters().front().device();
+  std::vector<AffineMap> maps;  // on the model's device once, not uploaded per batch
+  for (std::int64_t layer : layers) {
+    const AffineMap m = surrogate_map(fit, in.model_name, in.corpus_name, layer, lambda, in.unit_id);
+    maps.push_back({m.weight.to(device), m.bias.to(device)});
+  }
+  const std::int64_t part = in.group == nullptr ? 0 : in.group->rank();
+  const std::string unit_dir = in.store.unit_activations(in.unit_id);
+  const std::int64_t per_window = context - 1;
+
+  // The base pass records X at every captured layer; the all-linear passes must not (their
+  // capture would also run the MLP beside each surrogate).
+  std::vector<at::Tensor> captured(L);  // X of the current batch per layer [n, T, d]
+  auto capture_x = [&](bool on) {
+    for (std::size_t k = 0; k < L; ++k) {
+      if (on)
+        model.hook(layers[k]).set_capture([&captured, k](const at::Tensor& x, const at::Tensor&) { captured[k] = x; });
+      else
+        model.hook(layers[k]).clear_capture();
+    }
+  };
+  HookReset reset(model);
+  const std::vector<TokenId> stream = unit_stream(in);  // tokenized once for every split
+  for (const auto& [split_name, split] : p.splits) {
+    const Windows all = unit_windows(in, stream, split, context);
+    check_windows(model, all);
+    const Windows mine = my_shard(in, all);
+    const std::int64_t first = my_shard_begin(in, all);
+    std::vector<std::unique_ptr<ActivationWriter>> writers;
+    std::error_code ec;
+    std::filesystem::create_directories(unit_dir + "/" + split_name, ec);
+    if (ec) throw StorageError(unit_dir + "/" + split_name + ": cannot create directory: " + ec.message());
+    for (std::int64_t layer : layers) {
+      opt.describes = {
+          .model = in.model_name, .corpus = in.corpus_name, .split = split_name, .layer = layer, .unit = in.unit_id};
+      writers.push_back(
+          std::make_unique<ActivationWriter>(in.store.activation_shard(in.unit_id, split_name, layer, part), d, opt));
+    }
+    c10::InferenceMode guard;
+    for (std::int64_t b = 0; b < mine.count; b += in.batch) {
+      const std::int64_t n = std::min(in.batch, mine.count - b);
+      const at::Tensor ids = window_ids(mine, b, n, device);  // [n, T]
+      std::vector<at::Tensor> entering(L);                    // [n, T, d]
+      capture_x(true);
+      at::Tensor h = model.embed(ids);
+      for (std::int64_t l = 0, k = 0; l < model.num_layers(); ++l) {
+        if (static_cast<std::size_t>(k) < L && layers[static_cast<std::size_t>(k)] == l)
+          entering[static_cast<std::size_t>(k++)] = h;
+        h = model.run_layer(l, h);
+      }
+      const auto rows = static_cast<std::size_t>(n * per_window);
+      std::vector<double> window_nll(static_cast<std::size_t>(n)), full(rows), lin(rows);
+      score_hidden(model, model.final_norm(h), ids, window_nll.data(), full.data());
+      // Row r = window i, position t (t = 0..T−2): the token at t, the next one (what δ
+      // scores), its window, t.
+      const at::Tensor ids_cpu = ids.slice(1, 0, per_window).to(at::kCPU, at::kInt).contiguous();
+      const at::Tensor next_cpu = ids.slice(1, 1, context).to(at::kCPU, at::kInt).contiguous();
+      std::vector<std::int64_t> window(rows);
+      std::vector<std::int32_t> position(rows);
+      for (std::size_t r = 0; r < rows; ++r) {
+        window[r] = first + b + static_cast<std::int64_t>(r) / per_window;
+        position[r] = static_cast<std::int32_t>(static_cast<std::int64_t>(r) % per_window);
+      }
+      std::vector<at::Tensor> xs;
+      for (std::size_t k = 0; k < L; ++k)
+        xs.push_back(captured[k].slice(1, 0, per_window).to(at::kCPU, at::kFloat).contiguous());
+      capture_x(false);
+      for (std::size_t k = 0; k < L; ++k) {
+        model.hook(layers[k]).use_affine(maps[k]);
+        score_hidden(model, model.hidden_from(layers[k], entering[k]), ids, window_nll.data(), lin.data());
+        model.hook(layers[k]).use_mlp();
+        std::vector<float> delta(rows);
+        for (std::size_t r = 0; r < rows; ++r) delta[r] = static_cast<float>(lin[r] - full[r]);
+        writers[k]->append({.x = xs[k].data_ptr<float>(),
+                            .delta = delta.data(),
+                            .token_ids = ids_cpu.data_ptr<std::int32_t>(),
+                            .next_token_ids = next_cpu.data_ptr<std::int32_t>(),
+                            .window = window.data(),
+                            .position = position.data(),
+                            .rows = static_cast<std::int64_t>(rows)});
+      }
+    }
+    for (auto& w : writers) w->close();
+  }
+  // The directories created above are durable too (each writer synced its own), and every
+  // part is on disk before the group's leader commits the unit that names them.
+  for (const auto& [split_name, split] : p.splits) sync_directory(unit_dir + "/" + split_name);
+  sync_directory(unit_dir);
+  sync_directory(in.store.activations_dir());
+  sync_directory(in.store.dir());
+  if (in.group != nullptr) in.group->barrier();
+  UnitResult out = unit_result(in);
+  out.arrays["capture/parts"] = {{1}, {static_cast<double>(in.group == nullptr ? 1 : in.group->size())}};
+  out.arrays["capture/layers"] = {{static_cast<std::int64_t>(L)}, std::vector<double>(layers.begin(), layers.end())};
+  return out;
+}
+
+const UnitKindRegistrar kCapture{"capture", run_capture, /*needs_model=*/true};
+
+// δ of every row of the given shard parts (a layer's gate split: one part per rank of the
+// capture's worker group, concatenated in rank order).
+std::vector<float> read_deltas(const std::vector<std::string>& parts) {
+  std::vector<float> all;
+  for (const auto& path : parts) {
+    ActivationReader r(path);
+    for (std::int64_t b = 0; b < r.rows(); b += 65536) {
+      auto part = r.delta(b, std::min<std::int64_t>(65536, r.rows() - b));
+      all.insert(all.end(), part.begin(), part.end());
+    }
+  }
+  return all;
+}
+
+// A histogram panel of δ (50 bins between its extremes).
+SvgChart delta_histogram(std::vector<float> all, const std::string& title) {
+  auto [lo_it, hi_it] = std::minmax_element(all.begin(), all.end());
+  const double lo = *lo_it, hi = *hi_it > *lo_it ? *hi_it : *lo_it + 1;
+  const int bins = 50;
+  std::vector<double> edges(bins + 1), counts(bins, 0);
+  for (int i = 0; i <= bins; ++i) edges[i] = lo + (hi - lo) * i / bins;
+  for (float v : all) counts[std::min(bins - 1, static_cast<int>((v - lo) / (hi - lo) * bins))] += 1;
+  SvgChart chart(title, "δ = NLL(surrogate) − NLL(MLP) (nats)", "positions");
+  chart.set_histogram(edges, counts);
+  return chart;
+}
+
+// Per model and corpus, a panel per layer: δ of the gate split of the committed capture units
+// (not failed attempts' leftovers, nor the select and eval shards), every shard part of a
+// layer in one histogram, titled by model, corpus and layer from the unit's slot
+// (capture/<model>/<corpus>).
+void capture_figures(const FigureInput& in, std::vector<Figure>* out) {
+  for (const auto& id : in.store.committed_units()) {
+    if (id.rfind("capture-", 0) != 0) continue;
+    const nlohmann::json provenance = nlohmann::json::parse(in.store.read_unit_params(id), nullptr, false);
+    if (!provenance.is_object() || !provenance.contains("params")) continue;
+    const auto slot = provenance.value("slot", std::string());
+    const auto first = slot.find('/'), second = slot.find('/', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string model = slot.substr(first + 1, second - first - 1), corpus = slot.substr(second + 1);
+    const auto parts = static_cast<std::int64_t>(in.store.read_unit(id).arrays.at("capture/parts").values.at(0));
+    SvgFigure fig("δ per position on the gate split: " + model + " · " + corpus, 2);
+    for (std::int64_t layer : provenance["params"]["layers"].get<std::vector<std::int64_t>>()) {
+      std::vector<std::string> paths;
+      for (std::int64_t part = 0; part < parts; ++part) {
+        const std::string path = in.store.layout().activation_shard(id, "gate", layer, part);
+        if (std::filesystem::is_regular_file(path) && ActivationReader(path).has_delta()) paths.push_back(path);
+      }
+      std::vector<float> deltas = read_deltas(paths);
+      if (!deltas.empty()) fig.add(delta_histogram(std::move(deltas), "layer " + std::to_string(layer)));
+    }
+    if (fig.empty()) continue;
+    out->push_back({"delta_hist_" + safe_name(model) + "_" + safe_name(corpus), fig.render(),
+                    "δ histograms of the gate split: " + corpus,
+                    "One panel per layer: the loss change δ at each scored position when that layer's MLP is "
+                    "replaced by its surrogate (positive: the MLP helps). Gates learn to route the left of the "
+                    "distribution to the surrogate.",
+                    model, "", /*folded=*/true});
+  }
+}
+
+const SectionRegistrar kCaptureSection{{"capture", 90, {}, capture_figures}};
+
+}  // namespace
+}  // namespace linsweep

@@ -1,5 +1,0 @@
-// The `linsweep-full` executable: every command (`linsweep` starts it for all but the light
-// commands).
-#include "orchestrator/commands/commands.hpp"
-
-int main(int argc, char** argv) { return linsweep::linsweep_main(argc, argv); }

@@ -1,4 +1,0 @@
-// The `linsweep` executable: the light commands without LibTorch, linsweep-full for the rest.
-#include "orchestrator/commands/commands.hpp"
-
-int main(int argc, char** argv) { return linsweep::linsweep_front_main(argc, argv); }
