@@ -3,7 +3,8 @@ or sequential residual and partial rotary embeddings; the pre-norm decoders Llam
 Qwen2 and Gemma) in float64 torch, written from the architectures' definitions (the GPT-2,
 Pythia, Llama 1-3, Mistral, Qwen2 and Gemma papers and model cards) and reading the
 checkpoints' safetensors directly (no project code, no transformers). Its own check: the eval
-NLL of tests/data/golden.json.
+NLL of tests/data/golden.json. Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, Mixtral, Qwen2-MoE and
+OLMoE come from reference_zoo.py (ZooDecoder), behind the same interface.
 
     ref = ReferenceModel("tests/data/models/tiny-gpt2")
     streams, logits = ref.forward(ids)   # ids [B, T] int64; streams[l]: the residual entering block l
@@ -61,6 +62,9 @@ class ReferenceModel:
         self.w = {k.removeprefix("transformer."): v for k, v in w.items()}
         self.gpt2 = self.config["model_type"] == "gpt2"
         self.decoder = Decoder(self.config, self.w) if self.config["model_type"] in DECODERS else None
+        if self.config["model_type"] not in DECODERS + ("gpt2", "gpt_neox"):
+            from reference_zoo import ZooDecoder  # it imports this module: loaded on demand
+            self.decoder = ZooDecoder(self.config, self.w)
         self.affine, self.capture = {}, {}
 
     def _mlp_at(self, layer, x, mlp):
