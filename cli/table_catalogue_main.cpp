@@ -23,6 +23,9 @@ const char* type_name(linsweep::ColumnType type) {
   return "ColumnType::kString";
 }
 
+// A raw string literal of `s` (table and column docs hold quotes and parentheses).
+std::string literal(const std::string& s) { return "R\"lsdoc(" + s + ")lsdoc\""; }
+
 std::string catalogue_source() {
   std::string out =
       "// Generated at build time by linsweep_table_catalogue (cli/table_catalogue_main.cpp)\n"
@@ -31,10 +34,11 @@ std::string catalogue_source() {
   int index = 0;
   for (const linsweep::Table& t : linsweep::table_schemas()) {
     if (t.name == linsweep::units_table().schema().name) continue;  // storage registers it
-    out += "const TableRegistrar kTable" + std::to_string(index++) + "{Table{R\"(" + t.name + ")\", {\n";
+    out += "const TableRegistrar kTable" + std::to_string(index++) + "{Table{" + literal(t.name) + ", {\n";
     for (const linsweep::Column& c : t.columns)
-      out += "    {R\"(" + c.name + ")\", " + type_name(c.type) + ", " + (c.required ? "true" : "false") + "},\n";
-    out += "}, {}}};\n";
+      out += "    {" + literal(c.name) + ", " + type_name(c.type) + ", " + (c.required ? "true" : "false") + ", " +
+             (c.key ? "true" : "false") + ", " + literal(c.doc) + "},\n";
+    out += "}, {}, " + literal(t.doc) + "}};\n";
   }
   return out + "\n}  // namespace\n}  // namespace linsweep\n";
 }

@@ -8,7 +8,7 @@
 
 namespace linsweep {
 
-// Exit codes of every `linsweep` command (docs/architecture.md, "Exit codes").
+// Exit codes of every `linsweep` command (docs/cli.md, "Exit codes").
 enum class ExitCode : int {
   kDone = 0,         // everything requested finished
   kUnitsFailed = 1,  // ran, but some work failed (or an internal/runtime failure)

@@ -1,4 +1,5 @@
-// The demo's phases: data, pretraining, the sweep (a child `linsweep run`), tables and figures.
+// The demo's phases: data, pretraining (demo_models.hpp), the sweep (a child `linsweep run`), tables
+// and figures.
 #include "demo/demo.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +15,8 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -29,6 +32,7 @@
 #include "common/sha256.hpp"
 #include "common/signal_recorder.hpp"
 #include "demo/default_spec.hpp"
+#include "demo/demo_models.hpp"
 #include "demo/demo_recipes.hpp"
 #include "engine/corpus/brown_genres.hpp"
 #include "engine/corpus/corpus.hpp"
@@ -46,16 +50,6 @@ namespace {
 constexpr std::int64_t kHeldoutTokens = 16384;        // per corpus, from the start of its eval files
 constexpr std::size_t kMaxSmallFileBytes = 1u << 20;  // the spec template, heldout.json
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string duration_text(double s) {
-  const auto total = static_cast<long long>(std::llround(std::max(0.0, s)));
-  if (total < 60) return fmt::format("{}s", total);
-  return fmt::format("{}m{:02}s", total / 60, total % 60);
-}
-
 std::string default_cache_dir() {
   std::string dir = cache_dir();
   if (dir.empty()) throw InputError("demo: neither LINSWEEP_CACHE nor HOME is set; pass --cache DIR");
@@ -68,168 +62,8 @@ void make_dirs(const std::string& dir) {
   if (ec) throw StorageError(dir + ": cannot create directory: " + ec.message());
 }
 
-struct Paths {
-  std::string cache, demo, corpora, tokenizer, models, checkpoints, spec, out, store, report, figures;
-};
-
 std::vector<TokenId> stream_of(const std::string& dir, const Tokenizer& tok) {
   return read_token_stream(dir, CorpusFormat::kBrown, &tok, tok.eos_id());
-}
-
-// The demo models `spec_text` names: each `models:` entry's path, relative to the demo
-// directory, that is models/<recipe name>. Only these are pretrained, so a spec of one model
-// trains one. Throws InputError naming `spec_path` when the text is not YAML with a models list.
-std::set<std::string> models_named(const std::string& spec_path, const std::string& spec_text) {
-  std::set<std::string> named;
-  try {
-    const YAML::Node models = YAML::Load(spec_text)["models"];
-    if (!models.IsSequence()) throw InputError(spec_path + ": no models list");
-    for (const YAML::Node& m : models) {
-      const std::filesystem::path path = std::filesystem::path(m["path"].as<std::string>("")).lexically_normal();
-      if (path.parent_path() == "models") named.insert(path.filename().string());
-    }
-  } catch (const YAML::Exception& e) {
-    throw InputError(spec_path + ": " + e.what());
-  }
-  return named;
-}
-
-// One model to train (or found cached) and what the progress line shows of it.
-struct ModelJob {
-  DemoModelRecipe recipe;
-  nlohmann::json fingerprint;
-  std::string dir, checkpoints;
-  bool cached = false;
-  std::atomic<std::int64_t> step{0};
-  std::atomic<double> loss{std::nan("")};
-  std::atomic<bool> running{false}, finished{false};
-  PretrainOutcome outcome;
-  double seconds = 0;
-};
-
-std::string progress_line(const std::vector<std::unique_ptr<ModelJob>>& jobs, double elapsed) {
-  double total = 0, done = 0;
-  std::size_t finished = 0, to_train = 0;
-  std::string running;
-  for (const auto& j : jobs) {
-    if (j->cached) continue;
-    ++to_train;
-    const double steps = static_cast<double>(j->recipe.training.steps);
-    total += steps * j->recipe.cost_per_token();
-    done += static_cast<double>(j->step.load()) * j->recipe.cost_per_token();
-    if (j->finished) ++finished;
-    if (j->running)
-      running += fmt::format(" · {} {}/{} loss {:.2f}", j->recipe.name, j->step.load(), j->recipe.training.steps,
-                             j->loss.load());
-  }
-  const double f = total > 0 ? done / total : 1;
-  std::string eta = f > 0.02 ? duration_text(elapsed * (1 - f) / f) : "?";
-  return fmt::format("pretraining [{}/{} models, {:.0f}%]{} · ETA {}", finished, to_train, 100 * f, running, eta);
-}
-
-// Trains every job that is not cached, `workers` at a time, each on one thread with an equal
-// share of the `cpus` as torch threads. Returns false when a signal stopped it (checkpoints saved).
-bool train_models(std::vector<std::unique_ptr<ModelJob>>& jobs, const Windows& train, const Paths& p, int workers,
-                  int cpus, bool quiet) {
-  std::vector<ModelJob*> queue;
-  for (auto& j : jobs)
-    if (!j->cached) queue.push_back(j.get());
-  if (queue.empty()) return true;
-  // Longest first, so that the last model to finish is a short one.
-  std::stable_sort(queue.begin(), queue.end(), [](const ModelJob* a, const ModelJob* b) {
-    return a->recipe.cost_per_token() * a->recipe.training.steps >
-           b->recipe.cost_per_token() * b->recipe.training.steps;
-  });
-  const int n = std::max(1, std::min<int>(workers, static_cast<int>(queue.size())));
-  configure_threads(std::max(1, cpus / n));
-  const SignalRecorder signals({SIGINT, SIGTERM});  // models checkpoint at their next step
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto stop = [&] { return SignalRecorder::received() != 0 || failed.load(); };
-  std::atomic<int> active{n};
-  auto work = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= queue.size() || stop()) break;
-      ModelJob& job = *queue[i];
-      job.running = true;
-      const double t0 = now_seconds();
-      try {
-        job.outcome = pretrain_model(
-            job.recipe.config, train, job.recipe.training, p.tokenizer, job.checkpoints, job.dir, job.fingerprint,
-            [&job](const PretrainStatus& s) {
-              job.step = s.step;
-              job.loss = s.loss;
-            },
-            stop);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-      job.seconds = now_seconds() - t0;
-      job.finished = job.outcome.completed;
-      job.running = false;
-    }
-    --active;
-  };
-  const double start = now_seconds();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < n; ++t) pool.emplace_back(work);
-  const bool live = !quiet && ::isatty(STDERR_FILENO) == 1;
-  double last_log = start;
-  while (active.load() > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    const double t = now_seconds();
-    if (live) {
-      std::fprintf(stderr, "\r\033[K%s", progress_line(jobs, t - start).c_str());
-      std::fflush(stderr);
-    } else if (!quiet && t - last_log >= 15) {
-      std::fprintf(stderr, "%s\n", progress_line(jobs, t - start).c_str());
-      last_log = t;
-    }
-  }
-  for (auto& t : pool) t.join();
-  if (live) std::fprintf(stderr, "\r\033[K");
-  if (error) std::rethrow_exception(error);
-  for (const ModelJob* j : queue)
-    if (!j->finished) return false;
-  return true;
-}
-
-struct Heldout {
-  std::string corpus;
-  double ppl = 0, unigram = 0;
-};
-
-// The model's PPL and the unigram PPL on each corpus's held-out windows, cached beside the
-// model (keyed by its fingerprint) so that a cached demo does not evaluate again.
-std::vector<Heldout> heldout_of(const ModelJob& job, const std::vector<std::pair<std::string, Windows>>& heldout) {
-  const std::string path = job.dir + "/heldout.json";
-  if (is_regular_file(path)) {
-    try {
-      const nlohmann::json j = read_json_file(path, kMaxSmallFileBytes);
-      if (j.value("fingerprint", nlohmann::json()) == job.fingerprint && j.value("tokens", 0) == kHeldoutTokens) {
-        std::vector<Heldout> out;
-        for (const auto& r : j.at("corpora")) out.push_back({r.at("corpus"), r.at("ppl"), r.at("unigram_ppl")});
-        if (out.size() == heldout.size()) return out;
-      }
-    } catch (const std::exception&) {
-      // damaged or from another version: evaluate again
-    }
-  }
-  std::vector<Heldout> out;
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [name, w] : heldout) {
-    out.push_back({name, model_ppl(job.dir, w), unigram_ppl(w)});
-    rows.push_back({{"corpus", name}, {"ppl", out.back().ppl}, {"unigram_ppl", out.back().unigram}});
-  }
-  atomic_write_text(
-      path,
-      nlohmann::json({{"fingerprint", job.fingerprint}, {"tokens", kHeldoutTokens}, {"corpora", rows}}).dump(2) + "\n");
-  return out;
 }
 
 Paths resolve_paths(const DemoOptions& o) {
@@ -248,20 +82,17 @@ Paths resolve_paths(const DemoOptions& o) {
   return p;
 }
 
-}  // namespace
+// Phase 1: the Brown corpus split by genre, the truncated GPT-2 BPE, the training stream and
+// each corpus's held-out windows.
+struct DemoData {
+  std::vector<BrownDemoCorpus> corpora;
+  TruncatedBpe bpe;
+  std::vector<TokenId> train_stream;
+  std::vector<std::pair<std::string, Windows>> heldout;
+  std::string fingerprint;  // of the training stream
+};
 
-int run_demo(const DemoOptions& o) {
-  const double t_start = now_seconds();
-  const Paths p = resolve_paths(o);
-  const int cpus = available_cpus();
-  const int workers = o.workers > 0 ? o.workers : cpus;
-  auto say = [&](const std::string& line) {
-    if (!o.json) std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-  };
-  nlohmann::json report = {{"cache", p.demo}, {"store", p.store}, {"workers", workers}};
-
-  // 1. Data.
+DemoData prepare_data(const DemoOptions& o, const Paths& p) {
   const std::string brown = o.brown_dir.empty() ? p.cache + "/brown" : o.brown_dir;
   const std::string encoder = o.encoder_dir.empty() ? p.cache + "/gpt2-tokenizer" : o.encoder_dir;
   if (!is_directory(brown))
@@ -271,37 +102,32 @@ int run_demo(const DemoOptions& o) {
         encoder +
         ": no GPT-2 vocab.json and merges.txt here; run scripts/fetch_demo_data.sh first, or pass --encoder DIR");
   make_dirs(p.demo);
-  const std::vector<BrownDemoCorpus> corpora = write_demo_corpora(brown, p.corpora);
-  const TruncatedBpe bpe = truncate_bpe(encoder, kDemoMerges, p.tokenizer);
-  const std::unique_ptr<Tokenizer> tok_owner = load_tokenizer(p.tokenizer);
-  const Tokenizer& tok = *tok_owner;
-  std::vector<TokenId> train_stream;
-  std::vector<std::pair<std::string, Windows>> heldout;
-  for (const auto& c : corpora) {
-    const std::vector<TokenId> s = stream_of(c.train_dir, tok);
-    train_stream.insert(train_stream.end(), s.begin(), s.end());
-    train_stream.push_back(static_cast<TokenId>(bpe.eos_id));
-    const std::vector<TokenId> e = stream_of(c.eval_dir, tok);
-    heldout.emplace_back(
+  DemoData d{write_demo_corpora(brown, p.corpora), truncate_bpe(encoder, kDemoMerges, p.tokenizer), {}, {}, {}};
+  const std::unique_ptr<Tokenizer> tok = load_tokenizer(p.tokenizer);
+  for (const auto& c : d.corpora) {
+    const std::vector<TokenId> s = stream_of(c.train_dir, *tok);
+    d.train_stream.insert(d.train_stream.end(), s.begin(), s.end());
+    d.train_stream.push_back(static_cast<TokenId>(d.bpe.eos_id));
+    const std::vector<TokenId> e = stream_of(c.eval_dir, *tok);
+    d.heldout.emplace_back(
         c.name, make_windows(e, {0, std::min<std::int64_t>(kHeldoutTokens, static_cast<std::int64_t>(e.size()))},
                              kDemoContext, c.eval_dir));
   }
-  const std::string data_fp = sha256_hex(
-      std::string_view(reinterpret_cast<const char*>(train_stream.data()), train_stream.size() * sizeof(TokenId)));
-  const double t_data = now_seconds();
-  say(fmt::format("data: {} corpora from {} ({} training tokens), tokenizer of {} ids in {} ({})", corpora.size(),
-                  brown, train_stream.size(), bpe.vocab_size, p.tokenizer, duration_text(t_data - t_start)));
+  d.fingerprint = sha256_hex(
+      std::string_view(reinterpret_cast<const char*>(d.train_stream.data()), d.train_stream.size() * sizeof(TokenId)));
+  return d;
+}
 
-  // 2. Models: those the spec names.
-  const std::string spec_template = o.spec_template.empty() ? default_demo_spec() : o.spec_template;
-  const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
-  const std::set<std::string> named = models_named(spec_template, spec_text);
+// Phase 2's jobs: the recipes the spec names, each cached or to train (from scratch with --retrain).
+std::vector<std::unique_ptr<ModelJob>> model_jobs(const DemoOptions& o, const Paths& p, const DemoData& d,
+                                                  const std::set<std::string>& named) {
   std::vector<std::unique_ptr<ModelJob>> jobs;
-  for (auto& r : demo_model_recipes(static_cast<std::int64_t>(bpe.vocab_size), static_cast<std::int64_t>(bpe.eos_id))) {
+  for (auto& r :
+       demo_model_recipes(static_cast<std::int64_t>(d.bpe.vocab_size), static_cast<std::int64_t>(d.bpe.eos_id))) {
     if (named.count(r.name) == 0) continue;
     auto j = std::make_unique<ModelJob>();
     j->recipe = r;
-    j->fingerprint = r.fingerprint(data_fp);
+    j->fingerprint = r.fingerprint(d.fingerprint);
     j->dir = p.models + "/" + r.name;
     j->checkpoints = p.checkpoints + "/" + r.name;
     j->cached = !o.retrain && is_pretrained(j->dir, j->fingerprint);
@@ -313,26 +139,19 @@ int run_demo(const DemoOptions& o) {
     }
     jobs.push_back(std::move(j));
   }
-  const Windows train = make_windows(train_stream, {0, static_cast<std::int64_t>(train_stream.size())}, kDemoContext,
-                                     p.corpora + " (training files)");
-  const std::size_t to_train =
-      static_cast<std::size_t>(std::count_if(jobs.begin(), jobs.end(), [](const auto& j) { return !j->cached; }));
-  if (to_train > 0)
-    say(fmt::format("models: training {} of {} ({} at a time) on {} windows of {} tokens; checkpoints in {}", to_train,
-                    jobs.size(), std::min<int>(workers, static_cast<int>(to_train)), train.count, kDemoContext,
-                    p.checkpoints));
-  if (!train_models(jobs, train, p, workers, cpus, o.quiet || o.json)) {
-    say(fmt::format("interrupted during pretraining after {}; checkpoints are in {}. Run the demo again to continue.",
-                    duration_text(now_seconds() - t_start), p.checkpoints));
-    return static_cast<int>(ExitCode::kInterrupted);
-  }
-  configure_threads(cpus);
+  return jobs;
+}
+
+// Phase 2's summary: every model's held-out PPL against the unigram PPL, printed as a table
+// and returned as the report's "models"; *all_half: every ratio at most 0.5.
+nlohmann::json model_summary(const std::vector<std::unique_ptr<ModelJob>>& jobs, const DemoData& d,
+                             const std::function<void(const std::string&)>& say, bool* all_half) {
   say(fmt::format("{:<8} {:>9} {:>6} {:>8} {:>8}  {:<8} {:>9} {:>11} {:>6}", "model", "params", "steps", "loss",
                   "trained", "corpus", "held-out", "unigram", "ratio"));
   nlohmann::json models = nlohmann::json::array();
-  bool all_half = true;
+  *all_half = true;
   for (const auto& j : jobs) {
-    const std::vector<Heldout> h = heldout_of(*j, heldout);
+    const std::vector<Heldout> h = heldout_of(*j, d.heldout, kHeldoutTokens);
     nlohmann::json m = {{"name", j->recipe.name},
                         {"architecture", j->recipe.config.architecture},
                         {"dir", j->dir},
@@ -345,7 +164,7 @@ int run_demo(const DemoOptions& o) {
       m["parameters"] = j->outcome.parameters;
     for (std::size_t k = 0; k < h.size(); ++k) {
       const double ratio = h[k].ppl / h[k].unigram;
-      all_half = all_half && ratio <= 0.5;
+      *all_half = *all_half && ratio <= 0.5;
       m["heldout"].push_back(
           {{"corpus", h[k].corpus}, {"ppl", h[k].ppl}, {"unigram_ppl", h[k].unigram}, {"ratio", ratio}});
       const std::string loss = j->cached ? "cached" : fmt::format("{:.3f}", j->outcome.last_loss);
@@ -357,17 +176,13 @@ int run_demo(const DemoOptions& o) {
     }
     models.push_back(m);
   }
-  report["models"] = models;
-  report["heldout_below_half_unigram"] = all_half;
-  const double t_models = now_seconds();
-  say(fmt::format(
-      "models: {} in {} (held-out PPL {} half the unigram PPL of the same tokens for every model and corpus)", p.models,
-      duration_text(t_models - t_data), all_half ? "at most" : "NOT always below"));
+  return models;
+}
 
-  // 3. The sweep.
-  if (!is_regular_file(p.spec) || read_file(p.spec, kMaxSmallFileBytes) != spec_text)
-    atomic_write_text(p.spec, spec_text);
-  make_dirs(p.out);
+// Phase 3: the sweep as a child `linsweep run`, under mpirun with one rank per worker plus
+// rank 0 when there are several workers and mpirun is found.
+ChildExit run_sweep_child(const DemoOptions& o, const Paths& p, int workers, int cpus,
+                          const std::function<void(const std::string&)>& say) {
   const std::string self = self_executable();
   const std::string mpirun = o.mpirun.empty() ? "" : find_on_path(o.mpirun);
   std::vector<std::string> argv;
@@ -387,7 +202,79 @@ int run_demo(const DemoOptions& o) {
   std::string shown;
   for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
   say("sweep: " + shown);
-  const ChildExit sweep = run_foreground(argv, env);
+  return run_foreground(argv, env);
+}
+
+// The closing lines: where everything is, and the commands that read it.
+void say_where(const Paths& p, const HtmlReportFiles& written, std::size_t figures,
+               const std::function<void(const std::string&)>& say) {
+  say("  models:   " + p.models + "/{gpt2,neox,llama}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
+  say("  store:    " + p.store);
+  say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
+  say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));
+  say(fmt::format("  figures:  {}/*.svg ({} files)", p.figures, figures));
+  // The hints name `linsweep`, the command one types (this process is linsweep-full beside it).
+  const std::string self = self_executable();
+  std::error_code ec;
+  const std::filesystem::path front = std::filesystem::path(self).parent_path() / "linsweep";
+  const std::string cli = std::filesystem::is_regular_file(front, ec) ? front.string() : self;
+  say("  query:    " + cli + " query " + p.store + " all_linear --sort delta_pct");
+  say("            " + cli + " query " + p.store +
+      " gates --where selected=1 --columns model,corpus,layer,gate,auc,pct_linear,delta_pct");
+  say("  compare:  " + cli + " compare " + p.store + "   (the spec's sweep: its settings side by side)");
+}
+
+}  // namespace
+
+int run_demo(const DemoOptions& o) {
+  const double t_start = now_seconds();
+  const Paths p = resolve_paths(o);
+  const int cpus = available_cpus();
+  const int workers = o.workers > 0 ? o.workers : cpus;
+  const std::function<void(const std::string&)> say = [&](const std::string& line) {
+    if (!o.json) std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  nlohmann::json report = {{"cache", p.demo}, {"store", p.store}, {"workers", workers}};
+
+  // 1. Data.
+  const DemoData data = prepare_data(o, p);
+  const double t_data = now_seconds();
+  say(fmt::format("data: {} corpora from {} ({} training tokens), tokenizer of {} ids in {} ({})", data.corpora.size(),
+                  o.brown_dir.empty() ? p.cache + "/brown" : o.brown_dir, data.train_stream.size(), data.bpe.vocab_size,
+                  p.tokenizer, duration_text(t_data - t_start)));
+
+  // 2. Models: those the spec names.
+  const std::string spec_template = o.spec_template.empty() ? default_demo_spec() : o.spec_template;
+  const std::string spec_text = read_file(spec_template, kMaxSmallFileBytes);
+  std::vector<std::unique_ptr<ModelJob>> jobs = model_jobs(o, p, data, models_named(spec_template, spec_text));
+  const Windows train = make_windows(data.train_stream, {0, static_cast<std::int64_t>(data.train_stream.size())},
+                                     kDemoContext, p.corpora + " (training files)");
+  const std::size_t to_train =
+      static_cast<std::size_t>(std::count_if(jobs.begin(), jobs.end(), [](const auto& j) { return !j->cached; }));
+  if (to_train > 0)
+    say(fmt::format("models: training {} of {} ({} at a time) on {} windows of {} tokens; checkpoints in {}", to_train,
+                    jobs.size(), std::min<int>(workers, static_cast<int>(to_train)), train.count, kDemoContext,
+                    p.checkpoints));
+  if (!train_models(jobs, train, p, workers, cpus, o.quiet || o.json)) {
+    say(fmt::format("interrupted during pretraining after {}; checkpoints are in {}. Run the demo again to continue.",
+                    duration_text(now_seconds() - t_start), p.checkpoints));
+    return static_cast<int>(ExitCode::kInterrupted);
+  }
+  configure_threads(cpus);
+  bool all_half = true;
+  report["models"] = model_summary(jobs, data, say, &all_half);
+  report["heldout_below_half_unigram"] = all_half;
+  const double t_models = now_seconds();
+  say(fmt::format(
+      "models: {} in {} (held-out PPL {} half the unigram PPL of the same tokens for every model and corpus)", p.models,
+      duration_text(t_models - t_data), all_half ? "at most" : "NOT always below"));
+
+  // 3. The sweep.
+  if (!is_regular_file(p.spec) || read_file(p.spec, kMaxSmallFileBytes) != spec_text)
+    atomic_write_text(p.spec, spec_text);
+  make_dirs(p.out);
+  const ChildExit sweep = run_sweep_child(o, p, workers, cpus, say);
   const double t_sweep = now_seconds();
   report["sweep_exit"] = sweep.code;
   report["sweep_signal"] = sweep.signal;
@@ -411,14 +298,13 @@ int run_demo(const DemoOptions& o) {
   // 4. Tables and figures.
   const Store store = Store::open_read(p.store);
   const HtmlReportFiles written = write_html_report(store, p.report, linsweep_version());
-  const std::vector<std::string>& figures = written.svg;
   if (!o.json && !o.quiet) std::fwrite(written.markdown.data(), 1, written.markdown.size(), stdout);
   const double t_end = now_seconds();
   const double since = o.started_at > 0 ? t_end - o.started_at : t_end - t_start;
   report["seconds"] = {{"data", t_data - t_start},  {"models", t_models - t_data}, {"sweep", t_sweep - t_models},
                        {"tables", t_end - t_sweep}, {"demo", t_end - t_start},     {"since_start", since}};
   report["report"] = written.files;
-  report["figures"] = figures;
+  report["figures"] = written.svg;
   report["index"] = written.index;
   if (o.json) {
     std::printf("%s\n", report.dump().c_str());
@@ -431,19 +317,7 @@ int run_demo(const DemoOptions& o) {
                   o.started_at > 0 ? fmt::format("; {} since scripts/demo.sh started (set-up and build included)",
                                                  duration_text(since))
                                    : ""));
-  say("  models:   " + p.models + "/{gpt2,neox,llama}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
-  say("  store:    " + p.store);
-  say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
-  say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));
-  say(fmt::format("  figures:  {}/*.svg ({} files)", p.figures, figures.size()));
-  // The hints name `linsweep`, the command one types (this process is linsweep-full beside it).
-  std::error_code ec;
-  const std::filesystem::path front = std::filesystem::path(self).parent_path() / "linsweep";
-  const std::string cli = std::filesystem::is_regular_file(front, ec) ? front.string() : self;
-  say("  query:    " + cli + " query " + p.store + " all_linear --sort delta_pct");
-  say("            " + cli + " query " + p.store +
-      " gates --where selected=1 --columns model,corpus,layer,gate,auc,pct_linear,delta_pct");
-  say("  compare:  " + cli + " compare " + p.store + "   (the spec's sweep: its settings side by side)");
+  say_where(p, written, written.svg.size(), say);
   return 0;
 }
 

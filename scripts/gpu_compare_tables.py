@@ -43,20 +43,6 @@ except ImportError:
     h5py = None
 
 SKIP_TABLES = {"units"}  # the units themselves: hosts, times, versions
-# Each table's row identity; other tables are keyed by their string and integer columns.
-ROW_KEYS = {
-    "fits": ("model", "corpus", "layer", "lambda"),
-    "all_linear": ("model", "corpus", "layer"),
-    "gates": ("model", "corpus", "layer", "gate"),
-    "gate_curve": ("model", "corpus", "layer", "step"),
-    "token_context": ("model", "corpus", "layer", "variant"),
-    "nofly": ("model", "layer", "source", "target"),
-    "clusters": ("model", "corpus", "layer"),
-    "compound": ("model", "corpus"),
-    "token_classes": ("model", "corpus", "layer", "scheme", "category"),
-    "token_regression": ("model", "corpus", "layer", "feature"),
-    "training_loss": ("model", "experiment", "variant", "step"),
-}
 DECIDED = {"gate", "selected", "auc_pick"}  # selections: a difference may be a near-tie
 # Tables whose values follow per-position routing decisions (p > threshold): another device may
 # route a position the other way, so only their base perplexity has a continuous bound.
@@ -75,36 +61,37 @@ def decode(v):
 
 
 def tables_h5py(store):
+    """{table: (keys, rows)}: keys from each stored table's `keys` attribute (docs/store.md)."""
     out = {}
     with h5py.File(f"{store}/store.h5", "r") as f:
         for name in sorted(set(f["tables"] if "tables" in f else ()) - SKIP_TABLES):
-            t = f[f"tables/{name}"][:]
-            out[name] = [{c: decode(r[c]) if t.dtype[c].kind in "SOU" else r[c].item() for c in t.dtype.names}
-                         for r in t]
+            ds = f[f"tables/{name}"]
+            keys = decode(ds.attrs["keys"]).split(",") if "keys" in ds.attrs else None
+            t = ds[:]
+            out[name] = (keys, [{c: decode(r[c]) if t.dtype[c].kind in "SOU" else r[c].item() for c in t.dtype.names}
+                                for r in t])
     return out
-
-
-# The tables docs/store.md lists (for reading through `linsweep query` without h5py).
-KNOWN_TABLES = ("fits", "all_linear", "gates", "gate_curve", "token_context", "nofly", "clusters", "compound",
-                "progressive", "finetune", "training_loss", "soft_gates", "token_classes", "token_regression")
 
 
 def tables_query(store, linsweep):
-    """The same through `linsweep query STORE TABLE --json`."""
+    """The same through `linsweep query STORE TABLE --json`, every table of `linsweep catalogue`."""
+    catalogue = json.loads(subprocess.run([linsweep, "catalogue", "--json"], capture_output=True, text=True,
+                                          check=True).stdout)
     out = {}
-    for name in KNOWN_TABLES:
-        if name in SKIP_TABLES:
+    for t in catalogue:
+        if t["name"] in SKIP_TABLES:
             continue
-        r = subprocess.run([linsweep, "query", store, name, "--json"], capture_output=True, text=True)
+        r = subprocess.run([linsweep, "query", store, t["name"], "--json"], capture_output=True, text=True)
         rows = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else []
         if rows:
-            out[name] = rows
+            out[t["name"]] = (t["keys"], rows)
     return out
 
 
-def row_keys(name, rows):
-    if name in ROW_KEYS:
-        return [k for k in ROW_KEYS[name] if k in rows[0]]
+def row_keys(keys, rows):
+    """The table's key columns, or for a table without them its string and integer columns."""
+    if keys:
+        return [k for k in keys if k in rows[0]]
     return [c for c, v in rows[0].items() if c != "unit" and c not in DECIDED and isinstance(v, (str, int))
             and not isinstance(v, bool)]
 
@@ -243,7 +230,9 @@ def main():
         print("gpu_compare_tables: h5py is not importable; pass --linsweep BIN", file=sys.stderr)
         sys.exit(2)
     read = tables_h5py if h5py is not None else (lambda s: tables_query(s, args.linsweep))
-    ta, tb = read(args.a), read(args.b)
+    keyed_a, keyed_b = read(args.a), read(args.b)
+    ta = {name: rows for name, (keys, rows) in keyed_a.items()}
+    tb = {name: rows for name, (keys, rows) in keyed_b.items()}
     if not ta:
         print(f"gpu_compare_tables: {args.a} has no tables", file=sys.stderr)
         sys.exit(2)
@@ -263,7 +252,7 @@ def main():
                                   bounds.select_by == "auc"))}
     for name in sorted(ta):
         a, b = ta[name], tb[name]
-        keys = row_keys(name, a) if a else []
+        keys = row_keys(keyed_a[name][0], a) if a else []
         ra = {tuple(r[k] for k in keys): r for r in a}
         rb = {tuple(r[k] for k in keys): r for r in b}
         if set(ra) != set(rb) or len(ra) != len(a) or len(rb) != len(b):

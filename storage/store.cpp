@@ -347,7 +347,7 @@ UnitRow unit_row(const UnitResult& u, const UnitStanding& s) {
 std::map<std::string, Table> Store::read_tables(Scope scope) const {
   const bool all = scope == Scope::kAll;
   auto with_store_columns = [all](Table t) {
-    t.columns.push_back({"unit", ColumnType::kString});
+    t.columns.push_back(Column{.name = "unit", .type = ColumnType::kString});
     if (all) {
       t.columns.push_back({"current", ColumnType::kInt});
       t.columns.push_back({"planned_by", ColumnType::kInt});
@@ -437,7 +437,8 @@ std::size_t Store::rebuild_consolidated(bool force) {
 Table read_consolidated_table(const std::string& path, const std::string& name) {
   silence_hdf5_errors();
   Table schema = empty_table(name);
-  if (schema.column_index("unit") < 0) schema.columns.push_back({"unit", ColumnType::kString});  // not `units`
+  if (schema.column_index("unit") < 0)
+    schema.columns.push_back(Column{.name = "unit", .type = ColumnType::kString});  // not `units`
   try {
     if (!is_regular_file(path)) throw StorageError("missing; run `linsweep rebuild STORE`");
     H5Id file;
@@ -453,7 +454,8 @@ Table read_consolidated_table(const std::string& path, const std::string& name) 
     H5Id group = H5_GROUP(H5Gopen2(file, "tables", H5P_DEFAULT));
     if (H5Lexists(group, name.c_str(), H5P_DEFAULT) > 0)  // the columns a sweep's settings added
       for (const Column& c : stored_schema(group, name).columns)
-        if (schema.column_index(c.name) < 0) schema.columns.push_back({c.name, c.type, false});
+        if (schema.column_index(c.name) < 0)
+          schema.columns.push_back(Column{.name = c.name, .type = c.type, .required = false});
     return read_table(group, schema);
   } catch (const Error& e) {
     throw StorageError(path + ": " + e.what(), ExitCode::kBadInput);

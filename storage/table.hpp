@@ -20,9 +20,14 @@ using Row = std::vector<Value>;
 struct Column {
   std::string name;
   ColumnType type;
-  // Key columns are required in every file; columns added later are not, and a file written
-  // before them reads with missing_value() in their place.
+  // Columns of the table's first schema are required in every file; columns added later are
+  // not, and a file written before them reads with missing_value() in their place.
   bool required = true;
+  // Part of what identifies a row (model, corpus, layer, ...): tests and scripts that match the
+  // rows of two stores read the keys from here (`linsweep catalogue`), never from a list of
+  // their own.
+  bool key = false;
+  std::string doc{};  // one line, for `linsweep catalogue` and the docs
 };
 
 // The value of an absent optional column: NaN, −1 or "".
@@ -34,6 +39,7 @@ struct Table {
   std::string name;
   std::vector<Column> columns;
   std::vector<Row> rows;
+  std::string doc{};  // what one row is, for `linsweep catalogue` and the docs
 
   // Index of `column`, or -1.
   int column_index(const std::string& column) const;

@@ -34,30 +34,34 @@ class TableDef {
  public:
   TableDef(std::string name, std::string doc) {
     schema_.name = std::move(name);
-    doc_ = std::move(doc);
+    schema_.doc = std::move(doc);
   }
 
   // A column present in every file of the table since its first schema.
+  // A column that identifies the row (Column::key).
   template <typename M>
   TableDef key(const char* name, M R::*member, std::string doc = "") && {
-    return std::move(*this).bind(name, member, true, std::move(doc));
+    return std::move(*this).bind(name, member, true, std::move(doc), true);
   }
   template <typename M>
   TableDef column(const char* name, M R::*member, std::string doc = "") && {
     return std::move(*this).bind(name, member, true, std::move(doc));
   }
   // A column added after the table's first schema: files written before it read with
-  // missing_value() in its place.
+  // missing_value() in its place. added_key: such a column that identifies the row.
   template <typename M>
   TableDef added(const char* name, M R::*member, std::string doc = "") && {
     return std::move(*this).bind(name, member, false, std::move(doc));
   }
+  template <typename M>
+  TableDef added_key(const char* name, M R::*member, std::string doc = "") && {
+    return std::move(*this).bind(name, member, false, std::move(doc), true);
+  }
 
   const std::string& name() const noexcept { return schema_.name; }
-  const std::string& doc() const noexcept { return doc_; }
+  const std::string& doc() const noexcept { return schema_.doc; }
   // An empty table with this schema.
   const Table& schema() const noexcept { return schema_; }
-  const std::vector<std::string>& column_docs() const noexcept { return docs_; }
 
   Row row(const R& r) const {
     Row out;
@@ -113,17 +117,14 @@ class TableDef {
   }
 
   template <typename M>
-  TableDef bind(const char* name, M R::*member, bool required, std::string doc) && {
-    schema_.columns.push_back(Column{name, type_of<M>(), required});
-    docs_.push_back(std::move(doc));
+  TableDef bind(const char* name, M R::*member, bool required, std::string doc, bool key = false) && {
+    schema_.columns.push_back(Column{name, type_of<M>(), required, key, std::move(doc)});
     getters_.push_back([member](const R& r) { return Value(r.*member); });
     setters_.push_back([member](const Value& v, R& r) { r.*member = std::get<M>(v); });
     return std::move(*this);
   }
 
   Table schema_;
-  std::string doc_;
-  std::vector<std::string> docs_;
   std::vector<std::function<Value(const R&)>> getters_;
   std::vector<std::function<void(const Value&, R&)>> setters_;
 };

@@ -88,6 +88,12 @@ void write_table(hid_t group, const Table& table) {
   H5Id ds = H5_DATASET(H5Dcreate2(group, table.name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!table.rows.empty()) H5_CHECK(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
   write_int_attribute(ds, "schema_version", kStoreSchemaVersion);
+  // The columns that identify a row, so that a reader of the file alone (h5py, a script that
+  // compares two stores) can match rows without a list of its own.
+  std::string keys;
+  for (const Column& c : table.columns)
+    if (c.key) keys += (keys.empty() ? "" : ",") + c.name;
+  if (!keys.empty()) write_string_attribute(ds, "keys", keys);
 }
 
 namespace {
@@ -225,7 +231,11 @@ Table stored_schema(hid_t group, const std::string& name) {
                             : cls == H5T_FLOAT ? ColumnType::kFloat
                                                : ColumnType::kString;
     if (column.empty() || t.column_index(column) >= 0) bad("column names are empty or repeated");
-    t.columns.push_back({column, type, true});
+    t.columns.push_back(Column{.name = column, .type = type});
+  }
+  if (has_attribute(ds, "keys")) {
+    const std::string keys = "," + read_string_attribute(ds, "keys") + ",";
+    for (Column& c : t.columns) c.key = keys.find("," + c.name + ",") != std::string::npos;
   }
   return t;
 }

@@ -7,8 +7,8 @@ const TableDef<UnitRow>& units_table() {
   static const TableDef<UnitRow> t =
       TableDef<UnitRow>("units", "one row per committed unit: what, where, when, and whether it is current")
           .key("unit", &UnitRow::unit, "the unit id (file name under units/)")
-          .key("kind", &UnitRow::kind, "the unit kind")
-          .key("slot", &UnitRow::slot, "what it measures, without its parameters")
+          .column("kind", &UnitRow::kind, "the unit kind")
+          .column("slot", &UnitRow::slot, "what it measures, without its parameters")
           .column("params", &UnitRow::params, "its provenance as JSON: slot, params, inputs, deps")
           .column("version", &UnitRow::version, "the linsweep version that computed it")
           .column("host", &UnitRow::host, "the host of the rank that staged it")

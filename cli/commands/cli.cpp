@@ -1,5 +1,5 @@
 // `linsweep-full`'s command line: every subcommand, --version, and unknown commands named
-// (errors map to exit codes in parse_and_run; docs/architecture.md, "Exit codes").
+// (errors map to exit codes in parse_and_run; docs/cli.md, "Exit codes").
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -35,6 +35,7 @@ int linsweep_main(int argc, char** argv) {
   add_demo_command(app, &action);
   add_experiments_command(app, &action);
   add_export_command(app, &action);
+  add_catalogue_command(app, &action);
   if (argc == 1) {  // no arguments: the short help
     std::fputs(app.help().c_str(), stdout);
     return 0;

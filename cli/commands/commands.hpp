@@ -20,7 +20,7 @@ using CommandAction = std::function<int()>;
 // experiments of its own before calling it.
 int linsweep_main(int argc, char** argv);
 
-// `linsweep`: runs query, compare, status, gc and tokenize itself, without loading LibTorch (it
+// `linsweep`: runs query, compare, status, gc, tokenize and catalogue itself, without loading LibTorch (it
 // registers the tables from a catalogue written at build time), and executes `linsweep-full`
 // beside it, with the same arguments, for everything else. Returns the exit code; when `linsweep-full` cannot be
 // started, says so on stderr and returns 1.
@@ -53,6 +53,7 @@ void add_submit_command(CLI::App& root, CommandAction* action);
 void add_demo_command(CLI::App& root, CommandAction* action);
 void add_experiments_command(CLI::App& root, CommandAction* action);
 void add_export_command(CLI::App& root, CommandAction* action);
+void add_catalogue_command(CLI::App& root, CommandAction* action);
 
 // STORE, the store directory, as a required positional.
 void add_store_argument(CLI::App* cmd, std::string* store);

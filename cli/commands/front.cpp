@@ -1,4 +1,4 @@
-// `linsweep`: query, compare, status, gc and tokenize run here, without LibTorch; every other command
+// `linsweep`: query, compare, status, gc, tokenize and catalogue run here, without LibTorch; every other command
 // (and --help, --version) runs in `linsweep-full`. Loading LibTorch costs most of a second of CPU
 // per start (measured: docs/reliability.md, "Test time"), which a query or a status check should
 // not pay.
@@ -27,7 +27,7 @@ using AddCommand = void (*)(CLI::App&, CommandAction*);
 // through the experiments' registered sections): they link no LibTorch or MPI.
 constexpr std::pair<const char*, AddCommand> kLightCommands[] = {
     {"query", add_query_command}, {"compare", add_compare_command},   {"status", add_status_command},
-    {"gc", add_gc_command},       {"tokenize", add_tokenize_command},
+    {"gc", add_gc_command},       {"tokenize", add_tokenize_command}, {"catalogue", add_catalogue_command},
 };
 
 // Replaces this process with linsweep-full from this executable's folder (same pid, so that

@@ -30,14 +30,12 @@ namespace linsweep {
 namespace {
 
 struct CaptureUnitParams {
+  UnitBasics basics;                    // context, λ, format (its splits are its own)
   std::map<std::string, Split> splits;  // gate, and select and eval when the spec has them
-  std::int64_t context = 0;
-  std::vector<std::int64_t> layers;  // ascending
-  double lambda = 0;
-  std::string format;
+  std::vector<std::int64_t> layers;     // ascending
   std::string activation_dtype;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaptureUnitParams, splits, context, layers, lambda, format, activation_dtype)
+LINSWEEP_UNIT_PARAMS(CaptureUnitParams, splits, layers, activation_dtype)
 
 // What is captured must not depend on which experiment reads it, so that changing one
 // experiment's layers or adding one reruns only that experiment: every covered layer, and
@@ -45,116 +43,139 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaptureUnitParams, splits, context, layers, l
 std::string provide_capture(PlanBuilder& b, const ModelSpec& m, const std::string& corpus, const nlohmann::json&) {
   const std::string fit = b.provide("fit", m, corpus);
   CaptureUnitParams p;
+  p.basics = b.basics(corpus, "", first_lambda(b.sweep()));
   p.splits["gate"] = b.split("gate").get<Split>();
   for (const char* name : {"select", "eval"})
     if (b.has_split(name)) p.splits[name] = b.split(name).get<Split>();
-  p.context = b.sweep().context;
   p.layers = b.covered_layers(m);
-  p.lambda = first_lambda(b.sweep());
-  p.format = b.sweep().corpus(corpus)->format;
   p.activation_dtype = b.sweep().runtime.activation_dtype;
   return b.add_with_inputs(Unit{.kind = "capture", .model = m.name, .corpus = corpus, .params = p, .deps = {fit}});
 }
 const ProviderRegistrar kCaptureProvider{"capture", provide_capture};
 
-UnitResult run_capture(const ExperimentInput& in) {
-  LanguageModel& model = *in.model;
-  const UnitResult& fit = dep_of_kind(in.deps, "fit", in.unit_id);
-  const auto p = in.params.get<CaptureUnitParams>();
-  const auto& layers = p.layers;
-  const double lambda = p.lambda;
-  const std::int64_t context = p.context;
-  ActivationOptions opt;
-  opt.dtype = parse_activation_dtype(p.activation_dtype);
-  opt.with_delta = true;
-  const std::int64_t d = model.config().d_model;
-  const std::size_t L = layers.size();
-  const at::Device device = model.parameters().front().device();
-  std::vector<AffineMap> maps;  // on the model's device once, not uploaded per batch
-  for (std::int64_t layer : layers) {
-    const AffineMap m = surrogate_map(fit, in.model_name, in.corpus_name, layer, lambda, in.unit_id);
-    maps.push_back({m.weight.to(device), m.bias.to(device)});
+// One capture unit across its splits: the layers, their surrogates on the model's device (not
+// uploaded per batch), and X at each layer as the base pass records it.
+class CaptureRun {
+ public:
+  CaptureRun(const ExperimentInput& in, const CaptureUnitParams& p)
+      : in_(in), model_(*in.model), layers_(p.layers), context_(p.basics.context), captured_(p.layers.size()) {
+    const UnitResult& fit = dep_of_kind(in.deps, "fit", in.unit_id);
+    const at::Device device = model_.parameters().front().device();
+    for (std::int64_t layer : layers_) {
+      const AffineMap m = surrogate_map(fit, in.model_name, in.corpus_name, layer, p.basics.lambda, in.unit_id);
+      maps_.push_back({m.weight.to(device), m.bias.to(device)});
+    }
+    opt_.dtype = parse_activation_dtype(p.activation_dtype);
+    opt_.with_delta = true;
   }
-  const std::int64_t part = in.group == nullptr ? 0 : in.group->rank();
-  const std::string unit_dir = in.store.unit_activations(in.unit_id);
-  const std::int64_t per_window = context - 1;
 
-  // The base pass records X at every captured layer; the all-linear passes must not (their
-  // capture would also run the MLP beside each surrogate).
-  std::vector<at::Tensor> captured(L);  // X of the current batch per layer [n, T, d]
-  auto capture_x = [&](bool on) {
-    for (std::size_t k = 0; k < L; ++k) {
-      if (on)
-        model.hook(layers[k]).set_capture([&captured, k](const at::Tensor& x, const at::Tensor&) { captured[k] = x; });
-      else
-        model.hook(layers[k]).clear_capture();
-    }
-  };
-  HookReset reset(model);
-  const std::vector<TokenId> stream = unit_stream(in);  // tokenized once for every split
-  for (const auto& [split_name, split] : p.splits) {
-    const Windows all = unit_windows(in, stream, split, context);
-    check_windows(model, all);
-    const Windows mine = my_shard(in, all);
-    const std::int64_t first = my_shard_begin(in, all);
-    std::vector<std::unique_ptr<ActivationWriter>> writers;
-    std::error_code ec;
-    std::filesystem::create_directories(unit_dir + "/" + split_name, ec);
-    if (ec) throw StorageError(unit_dir + "/" + split_name + ": cannot create directory: " + ec.message());
-    for (std::int64_t layer : layers) {
-      opt.describes = {
-          .model = in.model_name, .corpus = in.corpus_name, .split = split_name, .layer = layer, .unit = in.unit_id};
-      writers.push_back(
-          std::make_unique<ActivationWriter>(in.store.activation_shard(in.unit_id, split_name, layer, part), d, opt));
-    }
+  // Every row of `split`'s windows in this rank's shard: X, δ, tokens, window and position, one
+  // shard part per layer.
+  void write_split(const std::vector<TokenId>& stream, const std::string& split_name, const Split& split) {
+    const Windows all = unit_windows(in_, stream, split, context_);
+    check_windows(model_, all);
+    const Windows mine = my_shard(in_, all);
+    const std::int64_t first = my_shard_begin(in_, all);
+    std::vector<std::unique_ptr<ActivationWriter>> writers = open_writers(split_name);
     c10::InferenceMode guard;
-    for (std::int64_t b = 0; b < mine.count; b += in.batch) {
-      const std::int64_t n = std::min(in.batch, mine.count - b);
-      const at::Tensor ids = window_ids(mine, b, n, device);  // [n, T]
-      std::vector<at::Tensor> entering(L);                    // [n, T, d]
-      capture_x(true);
-      at::Tensor h = model.embed(ids);
-      for (std::int64_t l = 0, k = 0; l < model.num_layers(); ++l) {
-        if (static_cast<std::size_t>(k) < L && layers[static_cast<std::size_t>(k)] == l)
-          entering[static_cast<std::size_t>(k++)] = h;
-        h = model.run_layer(l, h);
-      }
-      const auto rows = static_cast<std::size_t>(n * per_window);
-      std::vector<double> window_nll(static_cast<std::size_t>(n)), full(rows), lin(rows);
-      score_hidden(model, model.final_norm(h), ids, window_nll.data(), full.data());
-      // Row r = window i, position t (t = 0..T−2): the token at t, the next one (what δ
-      // scores), its window, t.
-      const at::Tensor ids_cpu = ids.slice(1, 0, per_window).to(at::kCPU, at::kInt).contiguous();
-      const at::Tensor next_cpu = ids.slice(1, 1, context).to(at::kCPU, at::kInt).contiguous();
-      std::vector<std::int64_t> window(rows);
-      std::vector<std::int32_t> position(rows);
-      for (std::size_t r = 0; r < rows; ++r) {
-        window[r] = first + b + static_cast<std::int64_t>(r) / per_window;
-        position[r] = static_cast<std::int32_t>(static_cast<std::int64_t>(r) % per_window);
-      }
-      std::vector<at::Tensor> xs;
-      for (std::size_t k = 0; k < L; ++k)
-        xs.push_back(captured[k].slice(1, 0, per_window).to(at::kCPU, at::kFloat).contiguous());
-      capture_x(false);
-      for (std::size_t k = 0; k < L; ++k) {
-        model.hook(layers[k]).use_affine(maps[k]);
-        score_hidden(model, model.hidden_from(layers[k], entering[k]), ids, window_nll.data(), lin.data());
-        model.hook(layers[k]).use_mlp();
-        std::vector<float> delta(rows);
-        for (std::size_t r = 0; r < rows; ++r) delta[r] = static_cast<float>(lin[r] - full[r]);
-        writers[k]->append({.x = xs[k].data_ptr<float>(),
-                            .delta = delta.data(),
-                            .token_ids = ids_cpu.data_ptr<std::int32_t>(),
-                            .next_token_ids = next_cpu.data_ptr<std::int32_t>(),
-                            .window = window.data(),
-                            .position = position.data(),
-                            .rows = static_cast<std::int64_t>(rows)});
-      }
-    }
+    for (std::int64_t b = 0; b < mine.count; b += in_.batch)
+      write_batch(mine, first, b, std::min(in_.batch, mine.count - b), writers);
     for (auto& w : writers) w->close();
   }
+
+ private:
+  // The base pass records X at every captured layer; the all-linear passes must not (their
+  // capture would also run the MLP beside each surrogate).
+  void capture_x(bool on) {
+    for (std::size_t k = 0; k < layers_.size(); ++k) {
+      if (on)
+        model_.hook(layers_[k]).set_capture([this, k](const at::Tensor& x, const at::Tensor&) { captured_[k] = x; });
+      else
+        model_.hook(layers_[k]).clear_capture();
+    }
+  }
+
+  std::vector<std::unique_ptr<ActivationWriter>> open_writers(const std::string& split_name) {
+    const std::string dir = in_.store.unit_activations(in_.unit_id) + "/" + split_name;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw StorageError(dir + ": cannot create directory: " + ec.message());
+    const std::int64_t part = in_.group == nullptr ? 0 : in_.group->rank();
+    std::vector<std::unique_ptr<ActivationWriter>> writers;
+    for (std::int64_t layer : layers_) {
+      opt_.describes = {
+          .model = in_.model_name, .corpus = in_.corpus_name, .split = split_name, .layer = layer, .unit = in_.unit_id};
+      writers.push_back(std::make_unique<ActivationWriter>(
+          in_.store.activation_shard(in_.unit_id, split_name, layer, part), model_.config().d_model, opt_));
+    }
+    return writers;
+  }
+
+  // Windows b..b+n of `mine` (the shard's first window is window `first` of the split).
+  void write_batch(const Windows& mine, std::int64_t first, std::int64_t b, std::int64_t n,
+                   std::vector<std::unique_ptr<ActivationWriter>>& writers) {
+    const std::size_t L = layers_.size();
+    const std::int64_t per_window = context_ - 1;
+    const at::Tensor ids = window_ids(mine, b, n, model_.parameters().front().device());  // [n, T]
+    std::vector<at::Tensor> entering(L);                                                  // [n, T, d]
+    capture_x(true);
+    at::Tensor h = model_.embed(ids);
+    for (std::int64_t l = 0, k = 0; l < model_.num_layers(); ++l) {
+      if (static_cast<std::size_t>(k) < L && layers_[static_cast<std::size_t>(k)] == l)
+        entering[static_cast<std::size_t>(k++)] = h;
+      h = model_.run_layer(l, h);
+    }
+    const auto rows = static_cast<std::size_t>(n * per_window);
+    std::vector<double> window_nll(static_cast<std::size_t>(n)), full(rows), lin(rows);
+    score_hidden(model_, model_.final_norm(h), ids, window_nll.data(), full.data());
+    // Row r = window i, position t (t = 0..T−2): the token at t, the next one (what δ scores),
+    // its window, t.
+    const at::Tensor ids_cpu = ids.slice(1, 0, per_window).to(at::kCPU, at::kInt).contiguous();
+    const at::Tensor next_cpu = ids.slice(1, 1, context_).to(at::kCPU, at::kInt).contiguous();
+    std::vector<std::int64_t> window(rows);
+    std::vector<std::int32_t> position(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      window[r] = first + b + static_cast<std::int64_t>(r) / per_window;
+      position[r] = static_cast<std::int32_t>(static_cast<std::int64_t>(r) % per_window);
+    }
+    std::vector<at::Tensor> xs;
+    for (std::size_t k = 0; k < L; ++k)
+      xs.push_back(captured_[k].slice(1, 0, per_window).to(at::kCPU, at::kFloat).contiguous());
+    capture_x(false);
+    for (std::size_t k = 0; k < L; ++k) {
+      model_.hook(layers_[k]).use_affine(maps_[k]);
+      score_hidden(model_, model_.hidden_from(layers_[k], entering[k]), ids, window_nll.data(), lin.data());
+      model_.hook(layers_[k]).use_mlp();
+      std::vector<float> delta(rows);
+      for (std::size_t r = 0; r < rows; ++r) delta[r] = static_cast<float>(lin[r] - full[r]);
+      writers[k]->append({.x = xs[k].data_ptr<float>(),
+                          .delta = delta.data(),
+                          .token_ids = ids_cpu.data_ptr<std::int32_t>(),
+                          .next_token_ids = next_cpu.data_ptr<std::int32_t>(),
+                          .window = window.data(),
+                          .position = position.data(),
+                          .rows = static_cast<std::int64_t>(rows)});
+    }
+  }
+
+  const ExperimentInput& in_;
+  LanguageModel& model_;
+  std::vector<std::int64_t> layers_;
+  std::vector<AffineMap> maps_;
+  std::int64_t context_;
+  ActivationOptions opt_;
+  std::vector<at::Tensor> captured_;  // X of the current batch per layer [n, T, d]
+};
+
+UnitResult run_capture(const ExperimentInput& in) {
+  const auto p = in.params.get<CaptureUnitParams>();
+  CaptureRun run(in, p);
+  HookReset reset(*in.model);
+  const std::vector<TokenId> stream = unit_stream(in);  // tokenized once for every split
+  for (const auto& [split_name, split] : p.splits) run.write_split(stream, split_name, split);
   // The directories created above are durable too (each writer synced its own), and every
   // part is on disk before the group's leader commits the unit that names them.
+  const std::string unit_dir = in.store.unit_activations(in.unit_id);
   for (const auto& [split_name, split] : p.splits) sync_directory(unit_dir + "/" + split_name);
   sync_directory(unit_dir);
   sync_directory(in.store.activations_dir());
@@ -162,7 +183,8 @@ UnitResult run_capture(const ExperimentInput& in) {
   if (in.group != nullptr) in.group->barrier();
   UnitResult out = unit_result(in);
   out.arrays["capture/parts"] = {{1}, {static_cast<double>(in.group == nullptr ? 1 : in.group->size())}};
-  out.arrays["capture/layers"] = {{static_cast<std::int64_t>(L)}, std::vector<double>(layers.begin(), layers.end())};
+  out.arrays["capture/layers"] = {{static_cast<std::int64_t>(p.layers.size())},
+                                  std::vector<double>(p.layers.begin(), p.layers.end())};
   return out;
 }
 

@@ -70,11 +70,11 @@ const TableDef<ClustersRow>& clusters_table() {
       TableDef<ClustersRow>("clusters", "one row per model, corpus and layer")
           .key("model", &ClustersRow::model)
           .key("layer", &ClustersRow::layer)
-          .key("pca_var", &ClustersRow::pca_var, "variance share of the kept components")
-          .key("cluster_auc", &ClustersRow::cluster_auc, "AUC of each held-out row's cluster label rate")
-          .key("clean_clusters", &ClustersRow::clean_clusters, "clusters whose training rows share one label ≥ 90%")
-          .added("corpus", &ClustersRow::corpus)
-          .added("k", &ClustersRow::k)
+          .column("pca_var", &ClustersRow::pca_var, "variance share of the kept components")
+          .column("cluster_auc", &ClustersRow::cluster_auc, "AUC of each held-out row's cluster label rate")
+          .column("clean_clusters", &ClustersRow::clean_clusters, "clusters whose training rows share one label ≥ 90%")
+          .added_key("corpus", &ClustersRow::corpus)
+          .added("k", &ClustersRow::k, "clusters of k-means")
           .added("inertia", &ClustersRow::inertia, "k-means objective of the best restart")
           .added("samples", &ClustersRow::samples, "captured rows of the gate split");
   return t;

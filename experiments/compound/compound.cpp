@@ -45,14 +45,11 @@ const ParamSchema<CompoundParams>& compound_schema() {
 }
 
 struct CompoundUnitParams {
+  UnitBasics basics;  // eval split, context, λ, format
   std::int64_t bootstrap = 0, seed = 0;
   std::vector<std::int64_t> layers;  // the deps after the fit, in order
-  Split split;
-  std::int64_t context = 0;
-  double lambda = 0;
-  std::string format;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CompoundUnitParams, bootstrap, seed, layers, split, context, lambda, format)
+LINSWEEP_UNIT_PARAMS(CompoundUnitParams, bootstrap, seed, layers)
 
 struct CompoundRow {
   std::string model, corpus;
@@ -68,21 +65,21 @@ const TableDef<CompoundRow>& compound_table() {
       TableDef<CompoundRow>("compound", "one row per model and corpus: every gated layer's chosen gate at once")
           .key("model", &CompoundRow::model)
           .key("corpus", &CompoundRow::corpus)
-          .key("pct_linear", &CompoundRow::pct_linear, "% of positions routed linear, over the gated layers")
-          .key("ppl", &CompoundRow::ppl)
-          .key("delta_pct", &CompoundRow::delta_pct)
-          .key("mlp_flops_saved_pct", &CompoundRow::mlp_flops_saved_pct, "MLP FLOPs saved, net of the gates' own")
-          .key("total_flops_saved_pct", &CompoundRow::total_flops_saved_pct, "of the whole forward pass")
-          .added("ci_low", &CompoundRow::ci_low)
-          .added("ci_high", &CompoundRow::ci_high)
-          .added("ppl_base", &CompoundRow::ppl_base)
+          .column("pct_linear", &CompoundRow::pct_linear, "% of positions routed linear, over the gated layers")
+          .column("ppl", &CompoundRow::ppl, "perplexity with every chosen gate routing at once")
+          .column("delta_pct", &CompoundRow::delta_pct, "100·(ppl/ppl_base − 1)")
+          .column("mlp_flops_saved_pct", &CompoundRow::mlp_flops_saved_pct, "MLP FLOPs saved, net of the gates' own")
+          .column("total_flops_saved_pct", &CompoundRow::total_flops_saved_pct, "of the whole forward pass")
+          .added("ci_low", &CompoundRow::ci_low, "2.5% bootstrap quantile of delta_pct (windows resampled)")
+          .added("ci_high", &CompoundRow::ci_high, "97.5% bootstrap quantile of delta_pct")
+          .added("ppl_base", &CompoundRow::ppl_base, "perplexity of the untouched model on the eval split")
           .added("layers", &CompoundRow::layers, "gated layers")
           .added("layer_set", &CompoundRow::layer_set, "the gated layers, e.g. 1-5,7")
           .added("random_delta_pct", &CompoundRow::random_delta_pct,
                  "Δ% of random routing at the gates' shares: per layer and window as many positions as its gate "
                  "routed, drawn uniformly")
-          .added("random_ci_low", &CompoundRow::random_ci_low)
-          .added("random_ci_high", &CompoundRow::random_ci_high);
+          .added("random_ci_low", &CompoundRow::random_ci_low, "95% bootstrap interval of random_delta_pct")
+          .added("random_ci_high", &CompoundRow::random_ci_high, "its upper end");
   return t;
 }
 const TableRegistrar kCompoundTable{compound_table().schema()};
@@ -101,9 +98,7 @@ void expand_compound(const CompoundParams& p, PlanBuilder& b) {
       const std::string fit = b.provide("fit", m, c.name);
       std::vector<std::string> deps = {fit};
       for (std::int64_t layer : layers) deps.push_back(b.provide("gate", m, c.name, {{"layer", layer}}));
-      CompoundUnitParams u{
-          p.bootstrap, p.seed, layers, b.split("eval").get<Split>(), b.sweep().context, first_lambda(b.sweep()),
-          c.format};
+      CompoundUnitParams u{b.basics(c.name, "eval", first_lambda(b.sweep())), p.bootstrap, p.seed, layers};
       b.add_with_inputs(
           Unit{.kind = "compound", .model = m.name, .corpus = c.name, .params = u, .deps = std::move(deps)});
     }
@@ -120,8 +115,8 @@ UnitResult run_compound(const ExperimentInput& in) {
   const auto& layers = p.layers;
   if (in.deps.size() != layers.size() + 1 || in.deps[0].kind != "fit")
     throw InputError(in.unit_id + ": compound needs its fit unit and one gate unit per layer");
-  const std::int64_t context = p.context;
-  const double lambda = p.lambda;
+  const std::int64_t context = p.basics.context;
+  const double lambda = p.basics.lambda;
   std::vector<Gate> gates;
   std::vector<AffineMap> maps;  // on the model's device once
   const at::Device dev = model.parameters().front().device();
@@ -130,7 +125,7 @@ UnitResult run_compound(const ExperimentInput& in) {
     const AffineMap m = surrogate_map(in.deps[0], in.model_name, in.corpus_name, layers[k], lambda, in.unit_id);
     maps.push_back({m.weight.to(dev), m.bias.to(dev)});
   }
-  const Windows w = unit_windows(in, p.split, context);
+  const Windows w = unit_windows(in, p.basics.split, context);
   check_windows(model, w);
   const auto count = static_cast<std::size_t>(w.count);
   std::vector<double> nll(3 * count, 0.0);         // [base | all gates | random at their shares] × windows
@@ -190,7 +185,7 @@ UnitResult run_compound(const ExperimentInput& in) {
       .random_ci_high = random_hi};
   UnitResult out = unit_result(in);
   out.tables.push_back(compound_table().table({row}));
-  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "compound"), p.split, context,
+  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "compound"), p.basics.split, context,
                  {{"base", base}, {"gated", gated}, {"random", random}});
   return out;
 }

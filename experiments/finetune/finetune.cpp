@@ -109,8 +109,8 @@ const TableDef<SoftGateRow>& soft_gates_table() {
           .key("step", &SoftGateRow::step)
           .key("layer", &SoftGateRow::layer)
           .key("corpus", &SoftGateRow::corpus)
-          .key("mean_gate", &SoftGateRow::mean_gate, "mean g over the eval split's positions")
-          .key("effective_linear", &SoftGateRow::effective_linear, "1 − mean g");
+          .column("mean_gate", &SoftGateRow::mean_gate, "mean g over the eval split's positions")
+          .column("effective_linear", &SoftGateRow::effective_linear, "1 − mean g");
   return t;
 }
 const TableRegistrar kSoftGatesTable{soft_gates_table().schema()};
@@ -142,7 +142,7 @@ void expand_finetune(const FinetuneParams& p, PlanBuilder& b) {
                            p.gate_hidden};
       std::vector<std::string> deps;
       if (v == "control") {
-        u.common.lambda = std::nan("");
+        u.common.basics.lambda = 0;
       } else {
         u.layers = finetune_layers(p, m);
         deps.push_back(b.provide("fit", m, corpus, {{"training", true}}));

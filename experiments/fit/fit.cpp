@@ -51,7 +51,7 @@ const TableDef<FitRow>& fits_table() {
           .key("layer", &FitRow::layer)
           .key("corpus", &FitRow::corpus, "the corpus whose fit split the surrogate was fitted on")
           .key("lambda", &FitRow::lambda, "ridge penalty")
-          .key("tokens", &FitRow::tokens, "positions the normal equations summed")
+          .column("tokens", &FitRow::tokens, "positions the normal equations summed")
           .column("r2", &FitRow::r2, "R² of the surrogate's output on the fit split")
           .column("rel_mse", &FitRow::rel_mse, "residual sum of squares over Σ‖y‖²")
           .column("cond", &FitRow::cond, "(s_max + λ)/(s_min + λ) of XcᵀXc");
@@ -63,8 +63,7 @@ const TableRegistrar kFitsTable{fits_table().schema()};
 // "/training" for a fit that only training units read (it reports no rows).
 std::string add_fit(PlanBuilder& b, const ModelSpec& m, const std::string& corpus, std::vector<std::int64_t> layers,
                     const std::string& suffix) {
-  const CorpusSpec& c = *b.sweep().corpus(corpus);
-  StatsUnitParams sp{b.split("fit").get<Split>(), b.sweep().context, layers, c.format};
+  StatsUnitParams sp{b.basics(corpus, "fit"), layers};
   const std::string stats_id =
       b.add_with_inputs(Unit{.kind = "stats", .model = m.name, .corpus = corpus, .params = sp}, suffix);
   FitUnitParams fp{fit_params(b.sweep()).lambda, std::move(layers), suffix.empty()};

@@ -14,12 +14,10 @@ namespace linsweep {
 
 // stats: the normal equations of `layers` over `split`.
 struct StatsUnitParams {
-  Split split;
-  std::int64_t context = 0;
+  UnitBasics basics;  // split, context, format
   std::vector<std::int64_t> layers;
-  std::string format;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StatsUnitParams, split, context, layers, format)
+LINSWEEP_UNIT_PARAMS(StatsUnitParams, layers)
 
 // fit: the λ grid of `layers`; `report` false for a fit that only training units read.
 struct FitUnitParams {

@@ -85,6 +85,19 @@ class ParamSchema {
   ParamSchema& corpora(const char* key, std::vector<std::string> T::*member, const char* doc) {
     return add_typed(key, member, ParamType::kCorpora, any_value(), doc);
   }
+  // A list of strings that may be left unset (its default, null): the owner then picks one,
+  // which may depend on other fields.
+  ParamSchema& optional_strings(const char* key, std::optional<std::vector<std::string>> T::*member, ParamRange range,
+                                const char* doc) {
+    fields_.push_back({key, ParamType::kStrings, std::move(range), doc, nullptr});
+    bindings_.push_back(
+        {key,
+         [member](const nlohmann::json& v, T* t) {
+           t->*member = v.is_null() ? std::nullopt : std::optional(v.get<std::vector<std::string>>());
+         },
+         [member](const T& t) { return t.*member ? nlohmann::json(*(t.*member)) : nlohmann::json(nullptr); }});
+    return *this;
+  }
   // `all` or a list of layers and "a-b" ranges, kept as its canonical JSON.
   ParamSchema& layers(const char* key, nlohmann::json T::*member, const char* doc) {
     return add_typed(key, member, ParamType::kLayers, any_value(), doc);

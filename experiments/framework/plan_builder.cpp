@@ -42,6 +42,15 @@ nlohmann::json PlanBuilder::split(const std::string& name) const {
   return {{"start", it->second.start}, {"tokens", it->second.tokens}};
 }
 
+UnitBasics PlanBuilder::basics(const std::string& corpus, const std::string& split_name, double lambda) const {
+  UnitBasics b;
+  if (!split_name.empty()) b.split = split(split_name).get<Split>();
+  b.context = sweep_.context;
+  b.lambda = lambda;
+  b.format = sweep_.corpus(corpus)->format;
+  return b;
+}
+
 const std::string& PlanBuilder::model_fingerprint(const std::string& model) {
   auto it = model_fp_.find(model);
   if (it == model_fp_.end()) it = model_fp_.emplace(model, fingerprinter_.model(*sweep_.model(model))).first;

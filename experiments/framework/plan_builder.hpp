@@ -13,6 +13,7 @@
 
 #include "experiments/framework/sweep.hpp"
 #include "experiments/framework/unit.hpp"
+#include "experiments/framework/unit_params.hpp"
 
 namespace linsweep {
 
@@ -47,6 +48,10 @@ class PlanBuilder {
   // (needed by the requested experiments)".
   nlohmann::json split(const std::string& name) const;
   bool has_split(const std::string& name) const { return sweep_.splits.count(name) > 0; }
+  // What a unit of `corpus` reads: split `split_name` ("" for none; missing: the SpecError of
+  // split()), the sweep's context and the corpus's format, and the surrogates of λ `lambda`
+  // (0: none).
+  UnitBasics basics(const std::string& corpus, const std::string& split_name, double lambda = 0) const;
   // {"model": fingerprint, "stream": fingerprint} of (model, corpus).
   std::map<std::string, std::string> inputs(const std::string& model, const std::string& corpus);
   const std::string& model_fingerprint(const std::string& model);

@@ -52,40 +52,6 @@ at::Tensor seeded_normal(std::mt19937_64& rng, std::vector<std::int64_t> shape, 
 
 }  // namespace
 
-GateVariant GateVariant::parse(const std::string& text) {
-  GateVariant v;
-  if (text == "linear") return v;
-  const auto colon = text.find(':');
-  const std::string kind = text.substr(0, colon);
-  if (colon != std::string::npos && (kind == "pca" || kind == "mlp")) {
-    const std::string num = text.substr(colon + 1);
-    std::size_t used = 0;
-    long long k = -1;
-    try {
-      k = std::stoll(num, &used);
-    } catch (const std::exception&) {
-    }
-    if (used == num.size() && k >= 1 && k <= (1 << 20)) {
-      v.kind = kind == "pca" ? Kind::kPca : Kind::kMlp;
-      v.size = k;
-      return v;
-    }
-  }
-  throw InputError("gate variant '" + text + "': expected linear, pca:K or mlp:H with K, H ≥ 1");
-}
-
-std::string GateVariant::name() const {
-  switch (kind) {
-    case Kind::kLinear:
-      return "linear";
-    case Kind::kPca:
-      return "pca:" + std::to_string(size);
-    case Kind::kMlp:
-      return "mlp:" + std::to_string(size);
-  }
-  return "?";
-}
-
 Gate Gate::train(const GateVariant& variant, const at::Tensor& x_in, const at::Tensor& labels,
                  const GateTraining& opt) {
   Gate g;

@@ -7,20 +7,12 @@
 #include <functional>
 #include <string>
 
+#include "experiments/numerics/gate_variant.hpp"
 #include "experiments/numerics/logistic_regression.hpp"
 #include "experiments/numerics/pca.hpp"
 #include "storage/unit_file.hpp"
 
 namespace linsweep {
-
-struct GateVariant {
-  enum class Kind { kLinear, kPca, kMlp };
-  Kind kind = Kind::kLinear;
-  std::int64_t size = 0;  // K for pca, H for mlp
-  // "linear", "pca:K" or "mlp:H" (K, H ≥ 1); throws InputError naming the text otherwise.
-  static GateVariant parse(const std::string& text);
-  std::string name() const;
-};
 
 struct GateTraining {
   std::uint64_t seed = 0;         // mlp initialisation

@@ -113,7 +113,7 @@ void expand_progressive(const ProgressiveParams& p, PlanBuilder& b) {
     const auto inputs = training_inputs(b, m, corpus, u.common);
     if (p.control) {
       ProgressiveUnitParams c = u;
-      c.variant = "control", c.order_by = "given", c.surrogates = "frozen", c.common.lambda = std::nan("");
+      c.variant = "control", c.order_by = "given", c.surrogates = "frozen", c.common.basics.lambda = 0;
       b.add(Unit{.kind = "progressive", .model = m.name, .corpus = corpus, .params = c, .inputs = inputs}, "/control");
     }
     b.add(Unit{.kind = "progressive",
@@ -208,7 +208,8 @@ UnitResult run_progressive(const ExperimentInput& in) {
   LanguageModel& model = run.model();
   const std::map<std::int64_t, AffineMap> frozen =
       control || p.surrogates == "refit" ? std::map<std::int64_t, AffineMap>{} : run.surrogates(order);
-  const Windows fit = p.surrogates == "refit" ? run.corpus_windows(in.corpus_name, p.fit, p.common.context) : Windows{};
+  const Windows fit =
+      p.surrogates == "refit" ? run.corpus_windows(in.corpus_name, p.fit, p.common.basics.context) : Windows{};
 
   std::set<std::int64_t> linear;
   std::size_t n_linear = 0;
@@ -239,7 +240,7 @@ UnitResult run_progressive(const ExperimentInput& in) {
              const AffineMap map =
                  p.surrogates == "refit"
                      ? affine_of(run.keep("surrogate." + std::to_string(layer),
-                                          [&] { return refit_surrogate(run, fit, layer, p.common.lambda); }))
+                                          [&] { return refit_surrogate(run, fit, layer, p.common.basics.lambda); }))
                      : frozen.at(layer);
              model.hook(layer).use_affine(map);
              linear.insert(layer);

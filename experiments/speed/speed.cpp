@@ -48,15 +48,12 @@ const ParamSchema<SpeedParams>& speed_schema() {
 }
 
 struct SpeedUnitParams {
+  UnitBasics basics;  // eval split, context, λ, format
   std::int64_t repeats = 0;
   bool per_layer = true;
   std::vector<std::int64_t> layers;  // the deps after the fit, in order
-  Split split;
-  std::int64_t context = 0;
-  double lambda = 0;
-  std::string format;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpeedUnitParams, repeats, per_layer, layers, split, context, lambda, format)
+LINSWEEP_UNIT_PARAMS(SpeedUnitParams, repeats, per_layer, layers)
 
 struct SpeedRow {
   std::string model, corpus, layer_set, forward;
@@ -79,11 +76,11 @@ const TableDef<SpeedRow>& speed_table() {
           .column("order", &SpeedRow::order, "0 plain, then the single layers, then compound")
           .column("routed_layers", &SpeedRow::routed_layers, "layers routed in this forward")
           .column("pct_linear", &SpeedRow::pct_linear, "% of positions routed linear, over the routed layers")
-          .column("ppl", &SpeedRow::ppl)
+          .column("ppl", &SpeedRow::ppl, "perplexity of this forward pass on the eval split")
           .column("delta_pct", &SpeedRow::delta_pct, "100·(ppl/ppl of the plain forward − 1)")
           .column("seconds", &SpeedRow::seconds, "median time of one pass over the split (summed over the group)")
-          .column("seconds_min", &SpeedRow::seconds_min)
-          .column("seconds_max", &SpeedRow::seconds_max)
+          .column("seconds_min", &SpeedRow::seconds_min, "the fastest timed pass")
+          .column("seconds_max", &SpeedRow::seconds_max, "the slowest timed pass")
           .column("tokens_per_s", &SpeedRow::tokens_per_s, "positions forwarded (windows × context) per second")
           .column("saving_pct", &SpeedRow::saving_pct,
                   "measured: 100·(1 − median over repeats of this pass's time / the plain pass's of that repeat)")
@@ -91,11 +88,11 @@ const TableDef<SpeedRow>& speed_table() {
           .column("saving_high", &SpeedRow::saving_high, "the same from the repeat with the smallest ratio")
           .column("predicted_saving_pct", &SpeedRow::predicted_saving_pct,
                   "FLOPs of the whole forward saved, net of the gates' own (compound's total_flops_saved_pct)")
-          .column("repeats", &SpeedRow::repeats)
+          .column("repeats", &SpeedRow::repeats, "timed passes of each forward, interleaved")
           .column("batch", &SpeedRow::batch, "windows per forward pass")
           .column("tokens", &SpeedRow::tokens, "positions per pass")
-          .column("device", &SpeedRow::device)
-          .column("dtype", &SpeedRow::dtype)
+          .column("device", &SpeedRow::device, "where the passes ran (cpu, cuda:N)")
+          .column("dtype", &SpeedRow::dtype, "compute dtype of the passes")
           .column("machine", &SpeedRow::machine, "processor and CPUs (and the device)")
           .column("kernels", &SpeedRow::kernels, "LibTorch, ATen's CPU capability, oneDNN, the BLAS core, threads");
   return t;
@@ -117,9 +114,7 @@ void expand_speed(const SpeedParams& p, PlanBuilder& b) {
       if (layers.empty()) continue;
       std::vector<std::string> deps = {b.provide("fit", m, c.name)};
       for (std::int64_t layer : layers) deps.push_back(b.provide("gate", m, c.name, {{"layer", layer}}));
-      SpeedUnitParams u{
-          p.repeats, p.per_layer, layers, b.split("eval").get<Split>(), b.sweep().context, first_lambda(b.sweep()),
-          c.format};
+      SpeedUnitParams u{b.basics(c.name, "eval", first_lambda(b.sweep())), p.repeats, p.per_layer, layers};
       b.add_with_inputs(Unit{.kind = "speed", .model = m.name, .corpus = c.name, .params = u, .deps = std::move(deps)});
     }
 }
@@ -155,42 +150,56 @@ std::vector<Forward> forwards_of(const std::vector<std::int64_t>& layers, bool p
   return out;
 }
 
-UnitResult run_speed(const ExperimentInput& in) {
-  LanguageModel& model = *in.model;
-  const auto p = in.params.get<SpeedUnitParams>();
-  const auto& layers = p.layers;
-  if (in.deps.size() != layers.size() + 1 || in.deps[0].kind != "fit")
-    throw InputError(in.unit_id + ": speed needs its fit unit and one gate unit per layer");
-  const at::Tensor first = model.parameters().front();
+// The chosen gates and the surrogates of a speed unit's layers, on the model's device and in
+// its dtype once, outside the timed passes.
+struct RoutedLayers {
+  std::vector<std::int64_t> layers;
   std::vector<Gate> gates;
-  std::vector<AffineMap> maps;  // on the model's device and in its dtype once, outside the timed passes
-  for (std::size_t k = 0; k < layers.size(); ++k) {
-    gates.push_back(Gate::load(in.deps[k + 1], gate_key(in.model_name, in.corpus_name, layers[k]) + "/chosen"));
-    const AffineMap m = surrogate_map(in.deps[0], in.model_name, in.corpus_name, layers[k], p.lambda, in.unit_id);
-    maps.push_back({m.weight.to(first.device(), first.scalar_type()), m.bias.to(first.device(), first.scalar_type())});
+  std::vector<AffineMap> maps;
+};
+
+RoutedLayers routed_layers(const ExperimentInput& in, const SpeedUnitParams& p) {
+  if (in.deps.size() != p.layers.size() + 1 || in.deps[0].kind != "fit")
+    throw InputError(in.unit_id + ": speed needs its fit unit and one gate unit per layer");
+  const at::Tensor first = in.model->parameters().front();
+  RoutedLayers r{p.layers, {}, {}};
+  for (std::size_t k = 0; k < p.layers.size(); ++k) {
+    r.gates.push_back(Gate::load(in.deps[k + 1], gate_key(in.model_name, in.corpus_name, p.layers[k]) + "/chosen"));
+    const AffineMap m =
+        surrogate_map(in.deps[0], in.model_name, in.corpus_name, p.layers[k], p.basics.lambda, in.unit_id);
+    r.maps.push_back(
+        {m.weight.to(first.device(), first.scalar_type()), m.bias.to(first.device(), first.scalar_type())});
   }
-  const Windows w = unit_windows(in, p.split, p.context);
-  check_windows(model, w);
-  const std::vector<Forward> forwards = forwards_of(layers, p.per_layer);
-  const std::size_t count = static_cast<std::size_t>(w.count), F = forwards.size(), L = layers.size();
+  return r;
+}
+
+// Every forward's per-window NLL [F × windows], positions 0..T−2 routed linear [F × L] and
+// seconds per repeat [F × R], summed over the worker group.
+struct Timings {
+  std::vector<double> nll, routed, seconds;
+};
+
+Timings time_forwards(const ExperimentInput& in, const SpeedUnitParams& p, const RoutedLayers& rl,
+                      const std::vector<Forward>& forwards, const Windows& w) {
+  LanguageModel& model = *in.model;
+  const std::size_t count = static_cast<std::size_t>(w.count), F = forwards.size(), L = rl.layers.size();
   const auto R = static_cast<std::size_t>(p.repeats);
-  std::vector<double> nll(F * count, 0.0), scratch(count, 0.0);
-  std::vector<double> routed(F * L, 0.0);  // positions 0..T−2 routed linear, per forward and layer
-  std::vector<double> seconds(F * R, 0.0);
+  Timings t{std::vector<double>(F * count, 0.0), std::vector<double>(F * L, 0.0), std::vector<double>(F * R, 0.0)};
+  std::vector<double> scratch(count, 0.0);
   // One pass of forward f over this rank's windows; the warm-up pass also keeps the NLL and
   // counts the routed positions (every pass computes the same).
   auto pass = [&](std::size_t f, bool warm_up) {
     for (std::size_t k : forwards[f].routed) {
-      RouteFn route = [&gates, k](const at::Tensor& x) { return gates[k].route(x); };
+      RouteFn route = [&rl, k](const at::Tensor& x) { return rl.gates[k].route(x); };
       if (warm_up)
         route = [&, k, f](const at::Tensor& x) {
-          at::Tensor mask = gates[k].route(x);
-          routed[f * L + k] += static_cast<double>(mask.slice(1, 0, p.context - 1).sum().item<std::int64_t>());
+          at::Tensor mask = rl.gates[k].route(x);
+          t.routed[f * L + k] += static_cast<double>(mask.slice(1, 0, p.basics.context - 1).sum().item<std::int64_t>());
           return mask;
         };
-      model.hook(layers[k]).use_routed(maps[k], route);
+      model.hook(rl.layers[k]).use_routed(rl.maps[k], route);
     }
-    double* out = warm_up ? &nll[f * count] : scratch.data();
+    double* out = warm_up ? &t.nll[f * count] : scratch.data();
     const auto t0 = std::chrono::steady_clock::now();
     for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
       score_hidden(model, model.hidden_states(ids), ids, out + at_window, nullptr);  // copies to the host: synced
@@ -201,35 +210,42 @@ UnitResult run_speed(const ExperimentInput& in) {
   for (std::size_t r = 0; r < R; ++r)  // each repeat starts at another forward, so none is always first
     for (std::size_t i = 0; i < F; ++i) {
       const std::size_t f = (i + r) % F;
-      seconds[f * R + r] = pass(f, false);
+      t.seconds[f * R + r] = pass(f, false);
     }
   if (in.group != nullptr) {
-    in.group->allreduce_sum(nll);
-    in.group->allreduce_sum(routed);
-    in.group->allreduce_sum(seconds);
+    in.group->allreduce_sum(t.nll);
+    in.group->allreduce_sum(t.routed);
+    in.group->allreduce_sum(t.seconds);
   }
+  return t;
+}
 
-  const ModelConfig& config = model.config();
-  const double scored = static_cast<double>(w.count * (p.context - 1));
+std::vector<SpeedRow> speed_rows(const ExperimentInput& in, const SpeedUnitParams& p, const RoutedLayers& rl,
+                                 const std::vector<Forward>& forwards, const Windows& w, const Timings& t) {
+  const at::Tensor first = in.model->parameters().front();
+  const ModelConfig& config = in.model->config();
+  const std::size_t count = static_cast<std::size_t>(w.count), L = rl.layers.size();
+  const auto R = static_cast<std::size_t>(p.repeats);
+  const double scored = static_cast<double>(w.count * (p.basics.context - 1));
   const double per_routed = mlp_flops(config) - surrogate_flops(config);
-  const double ppl_plain = perplexity(block(nll, 0, count), scored);
+  const double ppl_plain = perplexity(block(t.nll, 0, count), scored);
   const MachineInfo machine = machine_info(first.device().str());
   std::vector<SpeedRow> rows;
-  for (std::size_t f = 0; f < F; ++f) {
-    std::vector<double> s(seconds.begin() + static_cast<std::ptrdiff_t>(f * R),
-                          seconds.begin() + static_cast<std::ptrdiff_t>((f + 1) * R));
+  for (std::size_t f = 0; f < forwards.size(); ++f) {
+    std::vector<double> s(t.seconds.begin() + static_cast<std::ptrdiff_t>(f * R),
+                          t.seconds.begin() + static_cast<std::ptrdiff_t>((f + 1) * R));
     std::vector<double> ratio;
-    for (std::size_t r = 0; r < R; ++r) ratio.push_back(seconds[f * R + r] / seconds[r]);  // paired with plain
+    for (std::size_t r = 0; r < R; ++r) ratio.push_back(t.seconds[f * R + r] / t.seconds[r]);  // paired with plain
     double routed_sum = 0, saved = 0;
     for (std::size_t k : forwards[f].routed) {
-      routed_sum += routed[f * L + k];
-      saved += routed[f * L + k] * per_routed - scored * gate_flops(gates[k].variant(), config);
+      routed_sum += t.routed[f * L + k];
+      saved += t.routed[f * L + k] * per_routed - scored * gate_flops(rl.gates[k].variant(), config);
     }
-    const double ppl = perplexity(block(nll, f, count), scored);
+    const double ppl = perplexity(block(t.nll, f, count), scored);
     const auto n_routed = static_cast<double>(forwards[f].routed.size());
     rows.push_back({.model = in.model_name,
                     .corpus = in.corpus_name,
-                    .layer_set = layer_set(layers),
+                    .layer_set = layer_set(rl.layers),
                     .forward = forwards[f].name,
                     .order = static_cast<std::int64_t>(f),
                     .routed_layers = static_cast<std::int64_t>(forwards[f].routed.size()),
@@ -239,28 +255,38 @@ UnitResult run_speed(const ExperimentInput& in) {
                     .seconds = median(s),
                     .seconds_min = *std::min_element(s.begin(), s.end()),
                     .seconds_max = *std::max_element(s.begin(), s.end()),
-                    .tokens_per_s = static_cast<double>(w.count * p.context) / median(s),
+                    .tokens_per_s = static_cast<double>(w.count * p.basics.context) / median(s),
                     .saving_pct = 100.0 * (1.0 - median(ratio)),
                     .saving_low = 100.0 * (1.0 - *std::max_element(ratio.begin(), ratio.end())),
                     .saving_high = 100.0 * (1.0 - *std::min_element(ratio.begin(), ratio.end())),
                     .predicted_saving_pct = 100.0 * saved / (scored * model_flops(config)),
                     .repeats = p.repeats,
                     .batch = in.batch,
-                    .tokens = w.count * p.context,
+                    .tokens = w.count * p.basics.context,
                     .device = first.device().str(),
                     .dtype = dtype_text(first.scalar_type()),
                     .machine = machine.machine,
                     .kernels = machine.kernels});
   }
+  return rows;
+}
+
+UnitResult run_speed(const ExperimentInput& in) {
+  const auto p = in.params.get<SpeedUnitParams>();
+  const RoutedLayers rl = routed_layers(in, p);
+  const Windows w = unit_windows(in, p.basics.split, p.basics.context);
+  check_windows(*in.model, w);
+  const std::vector<Forward> forwards = forwards_of(p.layers, p.per_layer);
+  const Timings t = time_forwards(in, p, rl, forwards, w);
   UnitResult out = unit_result(in);
-  out.tables.push_back(speed_table().table(rows));
+  out.tables.push_back(speed_table().table(speed_rows(in, p, rl, forwards, w, t)));
   std::vector<std::pair<std::string, std::vector<double>>> series;
-  for (std::size_t f = 0; f < F; ++f) {  // array names without the space: "plain", "layer3", "compound"
+  for (std::size_t f = 0; f < forwards.size(); ++f) {  // array names without the space: "plain", "layer3", "compound"
     std::string name = forwards[f].name;
     name.erase(std::remove(name.begin(), name.end(), ' '), name.end());
-    series.emplace_back(name, block(nll, f, count));
+    series.emplace_back(name, block(t.nll, f, static_cast<std::size_t>(w.count)));
   }
-  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "speed"), p.split, p.context, series);
+  add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "speed"), p.basics.split, p.basics.context, series);
   return out;
 }
 

@@ -19,8 +19,8 @@ UnitResult run_stats(const ExperimentInput& in) {
   LanguageModel& model = *in.model;
   const auto p = in.params.get<StatsUnitParams>();
   const std::vector<std::int64_t>& layers = p.layers;
-  const std::int64_t context = p.context;
-  const Windows w = my_shard(in, unit_windows(in, p.split, context));
+  const std::int64_t context = p.basics.context;
+  const Windows w = my_shard(in, unit_windows(in, p.basics.split, context));
   const std::int64_t d = model.config().d_model;
   const at::Device device = model.parameters().front().device();
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);

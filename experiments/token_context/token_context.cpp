@@ -84,15 +84,15 @@ const TableDef<TokenContextRow>& token_context_table() {
           .key("variant", &TokenContextRow::variant,
                "X, r, e, c, paper, r_block, c_block (the stream entering the block, its context), token_lookup "
                "(by the predicted token), token_lookup_input (by the input token) or random")
-          .key("auc", &TokenContextRow::auc, "hold-out AUC")
-          .added("corpus", &TokenContextRow::corpus)
+          .column("auc", &TokenContextRow::auc, "hold-out AUC")
+          .added_key("corpus", &TokenContextRow::corpus)
           .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
           .added("c_norm", &TokenContextRow::c_norm, "mean ‖c‖, c = r − e")
           .added("cosine", &TokenContextRow::cosine, "mean cos(e, c)")
           .added("samples", &TokenContextRow::samples, "captured rows of the gate split")
           .added("auc_ci_low", &TokenContextRow::auc_ci_low,
                  "95% bootstrap interval of `auc`, hold-out windows resampled")
-          .added("auc_ci_high", &TokenContextRow::auc_ci_high)
+          .added("auc_ci_high", &TokenContextRow::auc_ci_high, "its upper end")
           .added("r_norm", &TokenContextRow::r_norm, "mean ‖r‖, the residual stream the MLP's norm reads")
           .added("r_block_norm", &TokenContextRow::r_block_norm, "mean ‖r_block‖, the stream entering the block")
           .added("c_block_norm", &TokenContextRow::c_block_norm, "mean ‖c_block‖, c_block = r_block − e")

@@ -29,9 +29,7 @@
 #include "experiments/framework/layer_params.hpp"
 #include "experiments/framework/unit_data.hpp"
 #include "experiments/framework/unit_params.hpp"
-#include "presentation/cells.hpp"
-#include "presentation/figures.hpp"
-#include "presentation/section.hpp"
+#include "experiments/token_features/token_features_unit.hpp"
 #include "storage/activation_shard.hpp"
 #include "storage/table_def.hpp"
 
@@ -54,100 +52,35 @@ const ParamSchema<TokenFeaturesParams>& token_features_schema() {
 }
 
 struct TokenFeaturesUnitParams {
-  Split split;  // gate
-  std::int64_t context = 0;
+  UnitBasics basics;  // the gate split and context it reads captured rows of
   std::vector<std::int64_t> layers;
   std::string key;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TokenFeaturesUnitParams, split, context, layers, key)
-
-constexpr const char* kKeyDoc =
-    "the token described: predicted (at t + 1, the one δ scores) or input (at t; also where empty: files "
-    "written before the column, which keyed by the input token)";
-
-// The described token of a row's `key`: rows read from files written before the column have
-// none, and those keyed by the input token.
-const char* described_token(const std::string& key) { return key == "predicted" ? "predicted" : "input"; }
-
-struct TokenClassRow {
-  std::string model, corpus;
-  std::int64_t layer = 0;
-  std::string scheme, category;
-  std::int64_t count = 0;
-  double mean_delta = 0, sd_delta = 0;
-  std::string key;
-};
-
-const TableDef<TokenClassRow>& token_classes_table() {
-  static const TableDef<TokenClassRow> t =
-      TableDef<TokenClassRow>("token_classes",
-                              "one row per model, corpus, layer and token category: δ on the gate split")
-          .key("model", &TokenClassRow::model)
-          .key("corpus", &TokenClassRow::corpus)
-          .key("layer", &TokenClassRow::layer)
-          .key("scheme", &TokenClassRow::scheme, "class (of the token's text) or pos (Brown corpora: the word's tag)")
-          .key("category", &TokenClassRow::category)
-          .column("count", &TokenClassRow::count, "scored positions of the category")
-          .column("mean_delta", &TokenClassRow::mean_delta, "mean δ (nats)")
-          .column("sd_delta", &TokenClassRow::sd_delta, "standard deviation of δ (population, nats)")
-          .added("key", &TokenClassRow::key, kKeyDoc);
-  return t;
-}
-const TableRegistrar kTokenClassesTable{token_classes_table().schema()};
-
-struct TokenRegressionRow {
-  std::string model, corpus;
-  std::int64_t layer = 0;
-  std::string feature;
-  double r2 = 0, r2_holdout = 0, pearson_r = 0;
-  std::int64_t predictors = 0, samples = 0;
-  std::string key;
-};
-
-const TableDef<TokenRegressionRow>& token_regression_table() {
-  static const TableDef<TokenRegressionRow> t =
-      TableDef<TokenRegressionRow>("token_regression",
-                                   "one row per model, corpus, layer and feature (or `all`): δ regressed on it")
-          .key("model", &TokenRegressionRow::model)
-          .key("corpus", &TokenRegressionRow::corpus)
-          .key("layer", &TokenRegressionRow::layer)
-          .key("feature", &TokenRegressionRow::feature, "a per-token feature, a categorical one, or all of them")
-          .column("r2", &TokenRegressionRow::r2, "R² of least squares with an intercept, in sample")
-          .column("r2_holdout", &TokenRegressionRow::r2_holdout,
-                  "R² on held-out windows (window mod 10 ≥ 7) of a fit on the others")
-          .column("pearson_r", &TokenRegressionRow::pearson_r,
-                  "Pearson r with δ (NaN for categorical features and all)")
-          .column("predictors", &TokenRegressionRow::predictors, "regression columns besides the intercept")
-          .column("samples", &TokenRegressionRow::samples, "scored positions")
-          .added("key", &TokenRegressionRow::key, kKeyDoc);
-  return t;
-}
-const TableRegistrar kTokenRegressionTable{token_regression_table().schema()};
+LINSWEEP_UNIT_PARAMS(TokenFeaturesUnitParams, layers, key)
 
 void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
   for_each_capture(b, p.layers,
                    [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
                        const std::vector<std::int64_t>& layers) {
-                     b.add_with_inputs(Unit{.kind = "token_features",
-                                            .model = m.name,
-                                            .corpus = corpus,
-                                            .params = TokenFeaturesUnitParams{b.split("gate").get<Split>(),
-                                                                              b.sweep().context, layers, p.key},
-                                            .deps = {capture}});
+                     b.add_with_inputs(Unit{
+                         .kind = "token_features",
+                         .model = m.name,
+                         .corpus = corpus,
+                         .params =
+                             TokenFeaturesUnitParams{
+                                 {.split = b.split("gate").get<Split>(), .context = b.sweep().context}, layers, p.key},
+                         .deps = {capture}});
                    });
 }
+
+const TableRegistrar kTokenClassesTable{token_classes_table().schema()};
+const TableRegistrar kTokenRegressionTable{token_regression_table().schema()};
 
 const ExperimentRegistrar kTokenFeatures{make_experiment<TokenFeaturesParams>(
     "token_features", "δ by token class and part of speech, and its regression on per-token features", 42,
     token_features_schema(), expand_token_features,
     validate_layer_param<TokenFeaturesParams, &TokenFeaturesParams::layers>("layers"),
     captured_layer_needs<TokenFeaturesParams, &TokenFeaturesParams::layers>())};
-
-// The categories, in the order of the stored index arrays.
-const std::vector<std::string> kClasses = {"word", "whitespace-prefixed word", "number", "punctuation", "other"};
-const std::vector<std::string> kPos = {"noun",        "verb",    "auxiliary",   "adjective",
-                                       "adverb",      "pronoun", "determiner",  "preposition",
-                                       "conjunction", "number",  "punctuation", "other"};
 
 bool letter(unsigned char c) { return std::isalpha(c) || c >= 0x80; }
 
@@ -284,7 +217,7 @@ Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& 
   std::optional<TokenId> eos = tok.eos_id();
   if (!eos && in.model->config().eos_token_id) eos = static_cast<TokenId>(*in.model->config().eos_token_id);
   const std::vector<TokenId> stream = unit_stream(in);
-  const Windows w = unit_windows(in, stream, p.split, p.context);
+  const Windows w = unit_windows(in, stream, p.basics.split, p.basics.context);
   check_windows(*in.model, w);
   std::vector<double> entropy, surprisal;
   predictive(in, w, &entropy, &surprisal);
@@ -302,11 +235,11 @@ Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& 
   f.names = {"log frequency",      "length",   "position", "whitespace prefix", "word continuation",
              "next-token entropy", "surprisal"};
   f.columns.assign(f.names.size(), {});
-  const std::int64_t per = p.context - 1;
+  const std::int64_t per = p.basics.context - 1;
   // The described token: the one δ_t scores (t + 1, inside the window: rows are t ≤ T − 2) or t.
   const std::int64_t shift = p.key == "predicted" ? 1 : 0;
   for (std::size_t r = 0; r < rows.delta.size(); ++r) {
-    const std::int64_t input_at = p.split.start + rows.window[r] * p.context + rows.position[r];
+    const std::int64_t input_at = p.basics.split.start + rows.window[r] * p.basics.context + rows.position[r];
     const std::int64_t at = input_at + shift;
     if (input_at < 0 || at >= static_cast<std::int64_t>(stream.size()) ||
         stream[static_cast<std::size_t>(input_at)] != rows.token_ids[r])
@@ -487,90 +420,6 @@ UnitResult run_token_features(const ExperimentInput& in) {
 }
 
 const UnitKindRegistrar kTokenFeaturesKind{"token_features", run_token_features, /*needs_model=*/true};
-
-// Per layer: δ by category and the regressions' R², a line per (model, corpus, layer).
-void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out) {
-  auto fits = token_regression_table().rows(tables);
-  if (fits.empty()) return;
-  std::vector<std::string> features;
-  std::map<std::tuple<std::string, std::string, std::string, std::int64_t>,
-           std::map<std::string, const TokenRegressionRow*>>
-      lines;
-  for (const auto& r : fits) {
-    if (std::find(features.begin(), features.end(), r.feature) == features.end()) features.push_back(r.feature);
-    lines[{r.model, r.corpus, r.key, r.layer}][r.feature] = &r;
-  }
-  ReportTable t{
-      "token_regression",
-      "Token features: R² of δ regressed on each feature alone and on all of them (in sample / held-out windows)",
-      {"model", "corpus", "token", "layer", "positions"},
-      {},
-      "R² in sample / on held-out windows (window mod 10 ≥ 7, fitted on the others); r: Pearson with δ. "
-      "token: the token whose features describe δ_t, predicted (t + 1, the one δ scores) or input (t)"};
-  for (const auto& name : features) t.headers.push_back(name);
-  for (const auto& [key, by_feature] : lines) {
-    std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), described_token(std::get<2>(key)),
-                                    std::to_string(std::get<3>(key)),
-                                    std::to_string(by_feature.begin()->second->samples)};
-    for (const auto& name : features) {
-      auto it = by_feature.find(name);
-      if (it == by_feature.end()) {
-        row.push_back("");
-        continue;
-      }
-      const TokenRegressionRow& r = *it->second;
-      row.push_back(num(r.r2, 3) + " / " + num(r.r2_holdout, 3) +
-                    (std::isfinite(r.pearson_r) ? " (r " + fmt::format("{:+.3f}", r.pearson_r) + ")" : ""));
-    }
-    t.rows.push_back(std::move(row));
-  }
-  out->push_back(std::move(t));
-}
-
-// Fig. 4: per model, for each corpus a heat map of mean δ by token class × layer and, on Brown
-// corpora, one by part of speech × layer.
-void token_features_figures(const FigureInput& in, std::vector<Figure>* out) {
-  const auto rows = token_classes_table().rows(in.tables);
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<const TokenClassRow*>> maps;
-  for (const auto& r : rows) maps[{r.model, r.corpus, r.scheme, r.key}].push_back(&r);
-  std::map<std::string, SvgFigure> figures;
-  for (const auto& [key, cells] : maps) {
-    const auto& [model, corpus, scheme, token] = key;
-    const std::vector<std::string>& order = scheme == "pos" ? kPos : kClasses;
-    std::vector<std::string> row_names;
-    std::set<std::int64_t> layers;
-    for (const TokenClassRow* c : cells) layers.insert(c->layer);
-    for (const auto& name : order)
-      for (const TokenClassRow* c : cells)
-        if (c->category == name) {
-          row_names.push_back(name);
-          break;
-        }
-    std::vector<std::string> columns;
-    for (std::int64_t l : layers) columns.push_back("L" + std::to_string(l));
-    std::vector<std::vector<double>> values(row_names.size(), std::vector<double>(layers.size(), std::nan("")));
-    for (const TokenClassRow* c : cells) {
-      const auto r = std::find(row_names.begin(), row_names.end(), c->category) - row_names.begin();
-      const auto l = std::distance(layers.begin(), layers.find(c->layer));
-      values[static_cast<std::size_t>(r)][static_cast<std::size_t>(l)] = c->mean_delta;
-    }
-    SvgHeatmap map(corpus + (scheme == "pos" ? ": by part of speech (Brown tags)" : ": by token class") + " of the " +
-                       described_token(token) + " token",
-                   "layer", "mean δ (nats)");
-    map.set_cells(row_names, columns, values);
-    figures.try_emplace(model, "Mean δ by token category and layer: " + model, 2).first->second.add(map);
-  }
-  for (const auto& [model, fig] : figures)
-    out->push_back({"fig4_token_categories_" + safe_name(model), fig.render(),
-                    "Mean δ by token category and layer: " + model,
-                    "Mean loss change δ (nats) on the gate split when the layer's MLP is replaced by its surrogate, "
-                    "by the class of the token it scores (or, with key: input, of the input token) and, on Brown "
-                    "corpora, by its word's part of speech; the token-feature "
-                    "regression table gives how little of δ's variance such features explain.",
-                    "", "Fig. 4"});
-}
-
-const SectionRegistrar kTokenFeaturesSection{{"token_features", 42, token_features_tables, token_features_figures}};
 
 }  // namespace
 }  // namespace linsweep

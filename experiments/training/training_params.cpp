@@ -20,9 +20,8 @@ void write_training_common(nlohmann::json& j, const TrainingUnitCommon& c) {
   j["checkpoint_every"] = c.checkpoint_every;
   j["save_model"] = c.save_model;
   j["train"] = c.train;
-  j["context"] = c.context;
   j["eval"] = c.eval;
-  if (!std::isnan(c.lambda)) j["lambda"] = c.lambda;
+  put_basics(j, c.basics);
 }
 
 void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c) {
@@ -37,9 +36,8 @@ void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c) {
   j.at("checkpoint_every").get_to(c.checkpoint_every);
   c.save_model = j.value("save_model", true);
   j.at("train").get_to(c.train);
-  j.at("context").get_to(c.context);
   j.at("eval").get_to(c.eval);
-  c.lambda = j.contains("lambda") ? j["lambda"].get<double>() : std::nan("");
+  c.basics = get_basics(j);
 }
 
 bool training_applies(const TrainingCommonParams& p, const ModelSpec& m) {
@@ -57,12 +55,12 @@ TrainingUnitCommon training_unit_common(const TrainingCommonParams& p, PlanBuild
   c.checkpoint_every = p.checkpoint_every;
   c.save_model = p.save_model;
   c.train = b.split("train").get<Split>();
-  c.context = sweep.context;
+  c.basics.context = sweep.context;
   std::vector<std::string> names = p.eval_corpora;
   if (names.empty())
     for (const auto& x : sweep.corpora) names.push_back(x.name);
   for (const auto& n : names) c.eval.push_back({n, b.split("eval").get<Split>()});
-  c.lambda = first_lambda(sweep);
+  c.basics.lambda = first_lambda(sweep);
   return c;
 }
 

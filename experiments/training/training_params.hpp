@@ -72,10 +72,9 @@ struct TrainingUnitCommon {
   std::vector<std::string> trainable;
   std::int64_t checkpoint_every = 0;
   bool save_model = true;
+  UnitBasics basics;  // context, and λ (0 for units that linearize nothing)
   Split train;
-  std::int64_t context = 0;
   std::vector<TrainingEval> eval;
-  double lambda = 0;  // absent (NaN) for units that linearize nothing
 };
 void write_training_common(nlohmann::json& j, const TrainingUnitCommon& c);
 void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c);

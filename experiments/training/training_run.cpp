@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 #include <variant>
 
 #include "common/errors.hpp"
@@ -36,11 +37,11 @@ const TableDef<TrainingLossRow>& training_loss_table() {
           .key("experiment", &TrainingLossRow::experiment, "progressive or finetune")
           .key("variant", &TrainingLossRow::variant)
           .key("step", &TrainingLossRow::step, "steps completed")
-          .key("loss", &TrainingLossRow::loss, "next-token cross-entropy of the step's batch")
-          .key("extra", &TrainingLossRow::extra, "added loss terms (L1 on the soft gates)")
-          .key("grad_norm", &TrainingLossRow::grad_norm, "gradient norm before clipping")
-          .key("lr", &TrainingLossRow::lr, "learning rate of the step")
-          .key("phase", &TrainingLossRow::phase, "the segment");
+          .column("loss", &TrainingLossRow::loss, "next-token cross-entropy of the step's batch")
+          .column("extra", &TrainingLossRow::extra, "added loss terms (L1 on the soft gates)")
+          .column("grad_norm", &TrainingLossRow::grad_norm, "gradient norm before clipping")
+          .column("lr", &TrainingLossRow::lr, "learning rate of the step")
+          .column("phase", &TrainingLossRow::phase, "the segment");
   return t;
 }
 const TableRegistrar kTrainingLossTable{training_loss_table().schema()};
@@ -58,13 +59,13 @@ TableDef<TrainingEvalRow> training_eval_table(const std::string& name, const std
       .key("model", &TrainingEvalRow::model)
       .key("variant", &TrainingEvalRow::variant)
       .key("step", &TrainingEvalRow::step, "optimizer steps done")
-      .key("layers", &TrainingEvalRow::layers, "layers linearized, comma-separated")
+      .column("layers", &TrainingEvalRow::layers, "layers linearized, comma-separated")
       .key("corpus", &TrainingEvalRow::corpus, "the eval corpus")
-      .key("ppl", &TrainingEvalRow::ppl)
-      .key("delta_pct", &TrainingEvalRow::delta_pct, "against the untouched model")
+      .column("ppl", &TrainingEvalRow::ppl)
+      .column("delta_pct", &TrainingEvalRow::delta_pct, "against the untouched model")
       .added("ppl_base", &TrainingEvalRow::ppl_base, "the untouched model's perplexity")
       .added("n_linear", &TrainingEvalRow::n_linear, "layers linearized")
-      .added("phase", &TrainingEvalRow::phase, "the segment the evaluation ends or falls in")
+      .added_key("phase", &TrainingEvalRow::phase, "the segment the evaluation ends or falls in")
       .added("train_loss", &TrainingEvalRow::train_loss, "mean training loss since the previous evaluation");
 }
 
@@ -76,8 +77,9 @@ TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
   loaded_ = load_model(in.model_path, ModelOptions{in.device, "float32"});
   loaded_.model->train();
   for (auto& p : loaded_.model->parameters()) p.set_requires_grad(false);
-  train_ = corpus_windows(in.corpus_name, common_.train, common_.context);
-  for (const auto& e : common_.eval) evals_.emplace_back(e.corpus, corpus_windows(e.corpus, e.split, common_.context));
+  train_ = corpus_windows(in.corpus_name, common_.train, common_.basics.context);
+  for (const auto& e : common_.eval)
+    evals_.emplace_back(e.corpus, corpus_windows(e.corpus, e.split, common_.basics.context));
 }
 
 std::map<std::int64_t, AffineMap> TrainingRun::surrogates(const std::vector<std::int64_t>& layers) const {
@@ -86,7 +88,8 @@ std::map<std::int64_t, AffineMap> TrainingRun::surrogates(const std::vector<std:
   if (in_.deps.empty() || in_.deps[0].kind != "fit")
     throw InputError(in_.unit_id + ": " + in_.kind + " needs its fit unit");
   for (std::int64_t layer : layers)
-    maps[layer] = surrogate_map(in_.deps[0], in_.model_name, in_.corpus_name, layer, common_.lambda, in_.unit_id);
+    maps[layer] =
+        surrogate_map(in_.deps[0], in_.model_name, in_.corpus_name, layer, common_.basics.lambda, in_.unit_id);
   return maps;
 }
 
@@ -257,97 +260,91 @@ void TrainingRun::save(std::int64_t step, std::int64_t segments_done, std::int64
   if (in_.group != nullptr) in_.group->barrier();
 }
 
-UnitResult TrainingRun::run(const std::vector<Segment>& segments,
-                            const std::function<void(std::int64_t, const std::string&)>& evaluate,
-                            const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every) {
-  HookReset reset(*loaded_.model);
-  std::vector<std::int64_t> start(segments.size() + 1, 0);
-  for (std::size_t k = 0; k < segments.size(); ++k) start[k + 1] = start[k] + segments[k].steps;
-  std::int64_t step = 0, segments_done = 0;
-  std::vector<bool> entered(segments.size(), false);
-  std::optional<TrainingCheckpoint> ckpt = load_latest_training_checkpoint(checkpoint_dir());
-  if (ckpt) {
-    step = ckpt->step;
-    segments_done = ckpt->state.value("segments_done", std::int64_t{0});
-    const std::int64_t segments_entered = ckpt->state.value("segments_entered", std::int64_t{-1});
-    std::map<std::string, const at::Tensor*> by_name;
-    for (const auto& [name, t] : ckpt->tensors) {
-      by_name[name] = &t;
-      if (name.rfind("kept.", 0) == 0) restored_[name.substr(5)] = t;
-    }
-    // Re-enter every segment that had begun, in order: hooks, gates and trainers as they were.
-    for (std::size_t k = 0; k < segments.size(); ++k) {
-      const auto index = static_cast<std::int64_t>(k);
-      const bool begun = segments_entered >= 0 ? index < segments_entered : index < segments_done || start[k] < step;
-      if (!begun) break;
-      segments[k].enter();
-      entered[k] = true;
-    }
-    for (auto& p : saved_) {
-      auto it = by_name.find("model." + p.name);
-      if (it == by_name.end()) throw ModelError(ckpt->path + ": no tensor 'model." + p.name + "'");
-      copy_into(p.tensor, *it->second, ckpt->path + ": model." + p.name);
-    }
-    for (auto& [layer, gate] : gates_)
-      for (auto& item : gate->named_parameters()) {
-        const std::string name = "gate." + std::to_string(layer) + "." + item.key();
-        auto it = by_name.find(name);
-        if (it == by_name.end()) throw ModelError(ckpt->path + ": no tensor '" + name + "'");
-        copy_into(item.value(), *it->second, ckpt->path + ": " + name);
-      }
-    if (trainer_ && ckpt->state.value("trainer", std::string()) == trainer_id_) {
-      std::vector<std::pair<std::string, at::Tensor>> adam;
-      for (const auto& [name, t] : ckpt->tensors)
-        if (name.rfind("adam.", 0) == 0) adam.emplace_back(name.substr(5), t);
-      trainer_->optimizer().load_state(adam, ckpt->state["adam_steps"].get<std::vector<std::int64_t>>());
-    }
-    rows_ = ckpt->state["rows"];
-    memo_ = ckpt->state.value("memo", nlohmann::json::object());
-    if (leader()) {
-      JournalEvent e;
-      e.event = "resumed";
-      e.unit = in_.unit_id;
-      e.tokens = step;
-      e.error = "from checkpoint " + ckpt->path + " at step " + std::to_string(step);
-      append_journal(in_.store.journal(), e);
-    }
-  } else {
-    evaluate(0, "start");
+std::pair<std::int64_t, std::int64_t> TrainingRun::resume(const TrainingCheckpoint& ckpt,
+                                                          const std::vector<Segment>& segments,
+                                                          const std::vector<std::int64_t>& start,
+                                                          std::vector<bool>* entered) {
+  const std::int64_t step = ckpt.step;
+  const std::int64_t segments_done = ckpt.state.value("segments_done", std::int64_t{0});
+  const std::int64_t segments_entered = ckpt.state.value("segments_entered", std::int64_t{-1});
+  std::map<std::string, const at::Tensor*> by_name;
+  for (const auto& [name, t] : ckpt.tensors) {
+    by_name[name] = &t;
+    if (name.rfind("kept.", 0) == 0) restored_[name.substr(5)] = t;
   }
-  for (std::size_t k = static_cast<std::size_t>(segments_done); k < segments.size(); ++k) {
-    const Segment& seg = segments[k];
-    if (!entered[k]) {
-      segments[k].enter(), entered[k] = true;
-      if (!seg.entry_eval.empty()) evaluate(step, seg.entry_eval);
-    }
+  // Re-enter every segment that had begun, in order: hooks, gates and trainers as they were.
+  for (std::size_t k = 0; k < segments.size(); ++k) {
     const auto index = static_cast<std::int64_t>(k);
-    while (step < start[k + 1]) {
-      if (stop_now()) {
-        save(step, index, index + 1);
-        throw InterruptedError(in_.unit_id + ": stopped on request at step " + std::to_string(step) + " of " +
-                               std::to_string(start.back()) + "; checkpoint saved, resumes there");
-      }
-      current_step_ = step;
-      const StepStats s = trainer_->step(step, extra_);
-      ++step;
-      add_row("training_loss", training_loss_table().row({.model = in_.model_name,
-                                                          .experiment = experiment,
-                                                          .variant = variant,
-                                                          .step = step,
-                                                          .loss = s.loss,
-                                                          .extra = s.extra,
-                                                          .grad_norm = s.grad_norm,
-                                                          .lr = s.lr,
-                                                          .phase = seg.label}));
-      if (step == start[k + 1]) break;  // evaluated and saved below, with the segment done
-      if (seg.eval_every > 0 && (step - start[k]) % seg.eval_every == 0) evaluate(step, seg.label);
-      if (checkpoint_every > 0 && step % checkpoint_every == 0) save(step, index, index + 1);
-    }
-    evaluate(step, seg.label);
-    segments_done = static_cast<std::int64_t>(k + 1);
-    if (checkpoint_every > 0 && k + 1 < segments.size()) save(step, segments_done, segments_done);
+    const bool begun = segments_entered >= 0 ? index < segments_entered : index < segments_done || start[k] < step;
+    if (!begun) break;
+    segments[k].enter();
+    (*entered)[k] = true;
   }
-  UnitResult out = unit_result(in_);
+  for (auto& p : saved_) {
+    auto it = by_name.find("model." + p.name);
+    if (it == by_name.end()) throw ModelError(ckpt.path + ": no tensor 'model." + p.name + "'");
+    copy_into(p.tensor, *it->second, ckpt.path + ": model." + p.name);
+  }
+  for (auto& [layer, gate] : gates_)
+    for (auto& item : gate->named_parameters()) {
+      const std::string name = "gate." + std::to_string(layer) + "." + item.key();
+      auto it = by_name.find(name);
+      if (it == by_name.end()) throw ModelError(ckpt.path + ": no tensor '" + name + "'");
+      copy_into(item.value(), *it->second, ckpt.path + ": " + name);
+    }
+  if (trainer_ && ckpt.state.value("trainer", std::string()) == trainer_id_) {
+    std::vector<std::pair<std::string, at::Tensor>> adam;
+    for (const auto& [name, t] : ckpt.tensors)
+      if (name.rfind("adam.", 0) == 0) adam.emplace_back(name.substr(5), t);
+    trainer_->optimizer().load_state(adam, ckpt.state["adam_steps"].get<std::vector<std::int64_t>>());
+  }
+  rows_ = ckpt.state["rows"];
+  memo_ = ckpt.state.value("memo", nlohmann::json::object());
+  if (leader()) {
+    JournalEvent e;
+    e.event = "resumed";
+    e.unit = in_.unit_id;
+    e.tokens = step;
+    e.error = "from checkpoint " + ckpt.path + " at step " + std::to_string(step);
+    append_journal(in_.store.journal(), e);
+  }
+  return {step, segments_done};
+}
+
+void TrainingRun::run_segment(const std::vector<Segment>& segments, std::size_t k,
+                              const std::vector<std::int64_t>& start,
+                              const std::function<void(std::int64_t, const std::string&)>& evaluate,
+                              const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every,
+                              std::int64_t* step_io) {
+  const Segment& seg = segments[k];
+  const auto index = static_cast<std::int64_t>(k);
+  std::int64_t& step = *step_io;
+  while (step < start[k + 1]) {
+    if (stop_now()) {
+      save(step, index, index + 1);
+      throw InterruptedError(in_.unit_id + ": stopped on request at step " + std::to_string(step) + " of " +
+                             std::to_string(start.back()) + "; checkpoint saved, resumes there");
+    }
+    current_step_ = step;
+    const StepStats s = trainer_->step(step, extra_);
+    ++step;
+    add_row("training_loss", training_loss_table().row({.model = in_.model_name,
+                                                        .experiment = experiment,
+                                                        .variant = variant,
+                                                        .step = step,
+                                                        .loss = s.loss,
+                                                        .extra = s.extra,
+                                                        .grad_norm = s.grad_norm,
+                                                        .lr = s.lr,
+                                                        .phase = seg.label}));
+    if (step == start[k + 1]) break;  // evaluated and saved by the caller, with the segment done
+    if (seg.eval_every > 0 && (step - start[k]) % seg.eval_every == 0) evaluate(step, seg.label);
+    if (checkpoint_every > 0 && step % checkpoint_every == 0) save(step, index, index + 1);
+  }
+}
+
+std::vector<Table> TrainingRun::result_tables() const {
+  std::vector<Table> out;
   for (auto it = rows_.begin(); it != rows_.end(); ++it) {
     Table t = empty_table(it.key());
     for (const auto& r : it.value()) {
@@ -366,8 +363,36 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments,
       }
       t.rows.push_back(std::move(row));
     }
-    out.tables.push_back(std::move(t));
+    out.push_back(std::move(t));
   }
+  return out;
+}
+
+UnitResult TrainingRun::run(const std::vector<Segment>& segments,
+                            const std::function<void(std::int64_t, const std::string&)>& evaluate,
+                            const std::string& experiment, const std::string& variant, std::int64_t checkpoint_every) {
+  HookReset reset(*loaded_.model);
+  std::vector<std::int64_t> start(segments.size() + 1, 0);
+  for (std::size_t k = 0; k < segments.size(); ++k) start[k + 1] = start[k] + segments[k].steps;
+  std::int64_t step = 0, segments_done = 0;
+  std::vector<bool> entered(segments.size(), false);
+  if (const std::optional<TrainingCheckpoint> ckpt = load_latest_training_checkpoint(checkpoint_dir()))
+    std::tie(step, segments_done) = resume(*ckpt, segments, start, &entered);
+  else
+    evaluate(0, "start");
+  for (std::size_t k = static_cast<std::size_t>(segments_done); k < segments.size(); ++k) {
+    const Segment& seg = segments[k];
+    if (!entered[k]) {
+      segments[k].enter(), entered[k] = true;
+      if (!seg.entry_eval.empty()) evaluate(step, seg.entry_eval);
+    }
+    run_segment(segments, k, start, evaluate, experiment, variant, checkpoint_every, &step);
+    evaluate(step, seg.label);
+    segments_done = static_cast<std::int64_t>(k + 1);
+    if (checkpoint_every > 0 && k + 1 < segments.size()) save(step, segments_done, segments_done);
+  }
+  UnitResult out = unit_result(in_);
+  for (Table& t : result_tables()) out.tables.push_back(std::move(t));
   return out;
 }
 

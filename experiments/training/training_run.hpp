@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/corpus/windows.hpp"
@@ -15,6 +16,7 @@
 #include "engine/train/parameter_groups.hpp"
 #include "engine/train/soft_gate.hpp"
 #include "engine/train/trainer.hpp"
+#include "engine/train/training_checkpoint.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "experiments/training/training_params.hpp"
 #include "storage/table_def.hpp"
@@ -122,6 +124,17 @@ class TrainingRun {
   double mean_loss_since(std::int64_t after) const;
   // Whether the run was asked to stop (agreed over the group).
   bool stop_now();
+  // Restores the run from `ckpt`: re-enters every segment that had begun (marking it in
+  // *entered), then loads the trained tensors, gates, optimizer state and rows. Returns the
+  // step and the segments done. Throws ModelError naming a tensor the checkpoint lacks.
+  std::pair<std::int64_t, std::int64_t> resume(const TrainingCheckpoint& ckpt, const std::vector<Segment>& segments,
+                                               const std::vector<std::int64_t>& start, std::vector<bool>* entered);
+  // Runs segment k from `*step` to its end (checkpointing, stopping on request).
+  void run_segment(const std::vector<Segment>& segments, std::size_t k, const std::vector<std::int64_t>& start,
+                   const std::function<void(std::int64_t, const std::string&)>& evaluate, const std::string& experiment,
+                   const std::string& variant, std::int64_t checkpoint_every, std::int64_t* step);
+  // The rows kept so far, as the unit's tables.
+  std::vector<Table> result_tables() const;
 
   const ExperimentInput& in_;
   TrainingUnitCommon common_;

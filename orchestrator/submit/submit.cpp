@@ -165,6 +165,81 @@ nlohmann::json SubmitReport::to_json() const {
   return j;
 }
 
+namespace {
+
+// The units of `status` still to run, counted into `report`: those committed are done, those a
+// live job holds will run there (never submitted twice).
+std::vector<SplitUnit> pending_units(const std::vector<PlannedUnit>& status, const LiveJobs& live,
+                                     SubmitReport* report) {
+  std::vector<SplitUnit> pending;
+  for (const auto& p : status) {
+    if (p.state == UnitState::kDone) {
+      ++report->committed;
+      continue;
+    }
+    ++report->pending;
+    if (live.all_held || live.held.count(p.unit->id)) {
+      ++report->held;
+      continue;
+    }
+    pending.push_back({p.unit->id, p.unit->model, p.unit->deps});
+  }
+  return pending;
+}
+
+// Writes each job's batch script and submits it (unless a dry run), into report->jobs. All or
+// nothing: when sbatch refuses one, the jobs of this submission it already accepted are
+// cancelled and the error is thrown.
+void submit_jobs(const SweepSpec& spec, const std::string& spec_path, const SubmitOptions& options,
+                 const std::vector<SplitJob>& split, const std::vector<SplitUnit>& pending, const LiveJobs& live,
+                 SubmitReport* report) {
+  // A single job over everything pending runs without a unit list (and takes the store lock
+  // exclusively); otherwise every job lists its units and shares the lock.
+  const bool listed = split.size() > 1 || split[0].array || !live.held.empty() || live.all_held;
+  const std::string slurm_dir = StoreLayout(report->store).slurm_dir(), log_dir = slurm_dir + "/logs";
+  const std::string base = "ls-" + job_token(fs::path(report->store).filename().string());
+  // Seconds plus a random tag: two submissions in the same second must not share file names.
+  const auto stamp =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string tag = std::to_string(stamp) + "-" + std::to_string(std::random_device{}() % 100000);
+  if (!options.dry_run) {
+    std::error_code ec;
+    fs::create_directories(log_dir, ec);
+    if (ec) throw SlurmError(log_dir + ": cannot create: " + ec.message());
+  }
+  for (std::size_t g = 0; g < split.size(); ++g) {
+    PlannedJob job = plan_job(split, g, pending, live, listed, options, report->jobs);
+    job.name = base + "-" + tag + "-" + std::to_string(g);
+    job.script_path = slurm_dir + "/" + job.name + ".sh";
+    if (listed) job.units_file = slurm_dir + "/" + job.name + (job.tasks.empty() ? ".units" : ".");
+    BatchJob b{job.name,
+               absolute(options.linsweep.empty() ? self_path() : options.linsweep),
+               absolute(spec_path),
+               report->store,
+               job.units_file,
+               log_dir,
+               spec.runtime.grace_seconds,
+               static_cast<std::int64_t>(job.tasks.size()),
+               job.array_limit,
+               options.overrides};
+    job.script = render_batch_script(spec.resources, b, spec_path);
+    if (!options.dry_run) {
+      try {
+        submit_job(&job, log_dir);
+      } catch (...) {
+        for (const auto& earlier : report->jobs) {
+          run_program({"scancel", earlier.job_id}, 60);
+          remove_job_files(earlier);
+        }
+        throw;
+      }
+    }
+    report->jobs.push_back(std::move(job));
+  }
+}
+
+}  // namespace
+
 SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& options) {
   const SweepSpec spec = load_spec(spec_path, options.store_override, options.overrides);
   check_resources(spec.resources, spec_path);
@@ -179,22 +254,9 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   if (fs::exists(StoreLayout(spec.store).marker())) store = std::make_unique<Store>(Store::open_read(spec.store));
   const auto status = plan_status(plan, store.get());
   report.total = status.size();
-  // Units that recorded jobs which are still alive will run: never submitted twice.
   const LiveJobs live = store ? live_jobs(spec.store, options.dry_run) : LiveJobs{};
   report.live_jobs = live.ids;
-  std::vector<SplitUnit> pending;
-  for (const auto& p : status) {
-    if (p.state == UnitState::kDone) {
-      ++report.committed;
-      continue;
-    }
-    ++report.pending;
-    if (live.all_held || live.held.count(p.unit->id)) {
-      ++report.held;
-      continue;
-    }
-    pending.push_back({p.unit->id, p.unit->model, p.unit->deps});
-  }
+  const std::vector<SplitUnit> pending = pending_units(status, live, &report);
   // The submitted plan decides which units are current (a submission of an earlier spec makes
   // its committed units current again even when nothing is left to run).
   auto record_plan = [&] {
@@ -205,53 +267,7 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
     record_plan();
     return report;
   }
-  const std::vector<SplitJob> split = split_units(pending, options.split);
-  // A single job over everything pending runs without a unit list (and takes the store lock
-  // exclusively); otherwise every job lists its units and shares the lock.
-  const bool listed = split.size() > 1 || split[0].array || !live.held.empty() || live.all_held;
-
-  const std::string slurm_dir = StoreLayout(report.store).slurm_dir(), log_dir = slurm_dir + "/logs";
-  const std::string base = "ls-" + job_token(fs::path(report.store).filename().string());
-  // Seconds plus a random tag: two submissions in the same second must not share file names.
-  const auto stamp =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::string tag = std::to_string(stamp) + "-" + std::to_string(std::random_device{}() % 100000);
-  if (!options.dry_run) {
-    std::error_code ec;
-    fs::create_directories(log_dir, ec);
-    if (ec) throw SlurmError(log_dir + ": cannot create: " + ec.message());
-  }
-  for (std::size_t g = 0; g < split.size(); ++g) {
-    PlannedJob job = plan_job(split, g, pending, live, listed, options, report.jobs);
-    job.name = base + "-" + tag + "-" + std::to_string(g);
-    job.script_path = slurm_dir + "/" + job.name + ".sh";
-    if (listed) job.units_file = slurm_dir + "/" + job.name + (job.tasks.empty() ? ".units" : ".");
-    BatchJob b{job.name,
-               absolute(options.linsweep.empty() ? self_path() : options.linsweep),
-               absolute(spec_path),
-               report.store,
-               job.units_file,
-               log_dir,
-               spec.runtime.grace_seconds,
-               static_cast<std::int64_t>(job.tasks.size()),
-               job.array_limit,
-               options.overrides};
-    job.script = render_batch_script(spec.resources, b, spec_path);
-    if (!options.dry_run) {
-      try {
-        submit_job(&job, log_dir);
-      } catch (...) {
-        // All or nothing: the jobs of this submission that sbatch already accepted are
-        // cancelled and nothing of it is recorded.
-        for (const auto& earlier : report.jobs) {
-          run_program({"scancel", earlier.job_id}, 60);
-          remove_job_files(earlier);
-        }
-        throw;
-      }
-    }
-    report.jobs.push_back(std::move(job));
-  }
+  submit_jobs(spec, spec_path, options, split_units(pending, options.split), pending, live, &report);
   if (options.dry_run) return report;
   if (!store) {
     // Make the directory a store now, with run.json, so that status and resume work before

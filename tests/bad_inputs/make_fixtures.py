@@ -288,19 +288,17 @@ def main():
     spec("bad_split_past_end_npy", splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 99744}})
     spec("bad_split_past_end_text", corpora=[{"name": "prose", "path": "../corpora/good.txt", "format": "text"}],
          splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 256, "tokens": 99744}})
-    for key, value in (("batch", 0), ("ranks_per_group", 0), ("retries", -1), ("grace_seconds", -1), ("threads", -1)):
-        spec(f"bad_runtime_{key}", runtime={"device": "cpu", key: value})
-    for key, value in (("nodes", 0), ("tasks_per_node", 0), ("gpus_per_node", -1), ("cpus_per_task", -1),
-                       ("requeue_limit", -1)):
-        spec(f"bad_resources_{key}", resources={"nodes": 1, "time": "00:10:00", key: value})
 
-    # One spec per bounded experiment parameter, with a value just outside its range, from the
-    # binary's own list of parameters (`linsweep experiments --json`): every range is exercised,
-    # also those of experiments added later. The cases go to generated_cases.tsv.
+    # One spec per bounded parameter of an experiment or of the runtime and resources sections,
+    # with a value just outside its range, from the binary's own list of parameters (`linsweep
+    # experiments --json`): every range is exercised, also those of experiments added later. The
+    # cases go to generated_cases.tsv.
     listed = json.loads(subprocess.run([binary, "experiments", "--json"], check=True, stdout=subprocess.PIPE,
                                        text=True).stdout)
     generated = []
-    for e in listed:
+    for e in listed["experiments"] + listed["sections"]:
+        section = e in listed["sections"]
+        path = [e["name"]] if section else ["experiments", e["name"]]
         for p in e["params"]:
             r = p["range"]
             if "min" not in r and "max" not in r:
@@ -313,14 +311,17 @@ def main():
             bad = int(bad) if integer else bad
             value = [bad] if "list" in p["type"] else bad
             name = f"range_{e['name']}_{p['key']}"
-            text = json.dumps(changed(base, {"experiments": {e["name"]: {p["key"]: value}}}), indent=1)
+            change = {p["key"]: value}
+            for key in reversed(path):
+                change = {key: change}
+            text = json.dumps(changed(base, change), indent=1)
             lines = text.split("\n")
             start = next(i for i, l in enumerate(lines, 1) if l.strip().startswith(f'"{e["name"]}"'))
             line = next(i for i, l in enumerate(lines, 1) if i > start and l.strip().startswith(f'"{p["key"]}"'))
             line += "list" in p["type"]  # a list's element is named, on the line after its key
             spec(name, text=text)
             generated.append(f"{name}\t{{bin}} plan {{fx}}/specs/{name}.yaml\t{name}.yaml:{line}: "
-                             f"experiments.{e['name']}.{p['key']}: \tis out of range (expected {r['text']})")
+                             f"{'.'.join(path)}.{p['key']}: \tis out of range (expected {r['text']})")
     write(os.path.join(fx, "generated_cases.tsv"), "\n".join(generated) + "\n")
 
     # ---- stores --------------------------------------------------------------------------

@@ -29,9 +29,19 @@ TEST_CASE("good_ and bad_: gate variant names") {
   CHECK(GateVariant::parse("linear").name() == "linear");
   CHECK(GateVariant::parse("pca:8").name() == "pca:8");
   CHECK(GateVariant::parse("mlp:32").size == 32);
-  for (const char* bad : {"", "pca", "pca:", "pca:0", "mlp:-1", "mlp:3x", "logistic", "pca:8:1"}) {
+  CHECK(GateVariant::parse("mlp:1048576").size == GateVariant::kMaxSize);
+  for (const char* bad : {"", "pca", "pca:", "pca:0", "mlp:-1", "mlp:3x", "logistic", "pca:8:1", "pca:+5", "pca:05",
+                          "mlp:1048577", " linear", "pca: 8"}) {
     INFO(bad);
     CHECK_THROWS_AS(GateVariant::parse(bad), InputError);
+  }
+}
+
+TEST_CASE("good_: the spec reader and the gate experiment accept the same variant names") {
+  for (const char* name : {"linear", "pca:8", "mlp:16", "pca:+5", "pca:05", "mlp:1048576", "mlp:1048577", "pca:0",
+                           "linear:1", "mlp:", "PCA:8"}) {
+    INFO(name);
+    CHECK(GateVariant::try_parse(name).has_value() == variant_problem(name).empty());
   }
 }
 

@@ -18,7 +18,7 @@ heavy=$(readelf -d "$front" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -E '
 [[ -z "$heavy" ]] || { echo "FAIL: $front needs $(echo $heavy)"; exit 1; }
 echo "ok: $(basename "$front") needs no LibTorch, MPI or CUDA library"
 
-for args in "query --help" "compare --help" "status --help" "gc --help" "tokenize --help" "--version" "frobnicate" "query" "status $work/none"; do
+for args in "query --help" "compare --help" "status --help" "gc --help" "tokenize --help" "catalogue --help" "catalogue --json" "catalogue --markdown" "catalogue gates" "--version" "frobnicate" "query" "status $work/none"; do
   set +e
   "$front" $args >"$work/front.out" 2>&1; a=$?
   "$full" $args >"$work/full.out" 2>&1; b=$?

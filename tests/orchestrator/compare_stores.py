@@ -2,7 +2,7 @@
 """Compares the result tables of two stores (read with h5py only) with the bounds of
 docs/numerics.md.
 
-Usage: compare_stores.py STORE_A STORE_B [--exact | --devices]
+Usage: compare_stores.py STORE_A STORE_B [--exact | --devices] [--ignore=TABLE ...]
 
 Both stores must hold the same rows (keyed by model, corpus, layer, ...); fits and all_linear
 must have rows. Then:
@@ -21,6 +21,8 @@ default   the stores may differ in worker-group size (ranks_per_group). The one 
             (model, corpus) are compared within the float32 forward bound (numerics.md,
             "Float32 forward passes"), and values decided by thresholds (AUCs, shares, counts,
             the selected gate, clusters) are listed, not compared.
+--ignore=TABLE  leaves a table out (a test experiment that one run adds only to take time, such
+          as the tests' `toy`).
 --devices the stores were computed on different devices (a CPU and a GPU, in float32): every
           forward pass rounds differently, so every perplexity (ppl_base included) and Δ% is
           compared within the float32 forward bound and the fits within the cross-device fit
@@ -39,22 +41,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from numerics import device_fit_bound, fit_bound, forward_bound, model_shapes  # noqa: E402
 from unit_files import Unit, unit_paths  # noqa: E402
 
-KEYS = {
-    "fits": ("model", "corpus", "layer", "lambda"),
-    "all_linear": ("model", "corpus", "layer"),
-    "gates": ("model", "corpus", "layer", "gate"),
-    "token_context": ("model", "corpus", "layer", "variant"),
-    "nofly": ("model", "layer", "source", "target"),
-    "clusters": ("model", "corpus", "layer"),
-    "compound": ("model", "corpus"),
-    "token_classes": ("model", "corpus", "layer", "scheme", "category"),
-    "token_regression": ("model", "corpus", "layer", "feature"),
-}
+# Each table's rows are matched by the columns its `keys` attribute names (every stored table
+# carries it: docs/store.md). Not compared: tables of wall-clock measurements (timed), and those
+# keyed by a training step (training runs are compared by tests/experiments/training_test.sh).
+TIMED = "speed"
 REQUIRED = {"fits", "all_linear"}
 # Columns with a continuous float32-forward bound: perplexities (relative) and Δ% (absolute).
 PPL_COLUMNS = {"ppl_base", "ppl_linear", "ppl"}
 # Tables whose values follow per-position routing decisions (p > 0.5): with --devices, listed.
-ROUTED = {"gates", "compound"}
+ROUTED = {"gates", "gate_curve", "compound"}
 DELTA_COLUMNS = {"delta_pct", "ci_low", "ci_high"}
 
 
@@ -62,14 +57,34 @@ def decode(v):
     return v.decode() if isinstance(v, bytes) else v
 
 
+def stored_keys(dataset):
+    keys = dataset.attrs.get("keys")
+    if keys is None:
+        sys.exit(f"{dataset.name}: no `keys` attribute (a store written before tables recorded their keys)")
+    return tuple(decode(keys).split(","))
+
+
+def compared_tables(store):
+    """{table: keys} of the store's tables that are compared."""
+    out = {}
+    with h5py.File(f"{store}/store.h5", "r") as f:
+        for name in f["tables"]:
+            if name == "units" or name == TIMED:
+                continue
+            keys = stored_keys(f[f"tables/{name}"])
+            if "step" not in keys:
+                out[name] = keys
+    return out
+
+
 def read_rows(store, table):
     with h5py.File(f"{store}/store.h5", "r") as f:
         if f"tables/{table}" not in f:
-            return {}, ()
+            return {}, (), ()
+        keys = stored_keys(f[f"tables/{table}"])
         t = f[f"tables/{table}"][:]
-    keys = tuple(k for k in KEYS[table] if k in t.dtype.names)
     columns = tuple(c for c in t.dtype.names if c not in keys and c != "unit")
-    return {tuple(decode(r[k]) for k in keys): r for r in t}, columns
+    return {tuple(decode(r[k]) for k in keys): r for r in t}, keys, columns
 
 
 def float32_surrogates(store):
@@ -107,15 +122,21 @@ def main():
         if n or devices:  # on another device every forward pass differs, surrogates or not
             differing[key] = n
     worst, exact_rows, bounded_rows, listed = {}, 0, 0, []
-    for table, keys in KEYS.items():
-        ra, cols = read_rows(a, table)
-        rb, _ = read_rows(b, table)
+    # A table one store lacks (one registered by another build, such as the tests' `toy`) must
+    # have no rows in the other.
+    ignored = {arg.split("=", 1)[1] for arg in sys.argv[1:] if arg.startswith("--ignore=")}
+    tables = {name: keys for name, keys in {**compared_tables(b), **compared_tables(a)}.items() if name not in ignored}
+    if REQUIRED - set(tables):
+        sys.exit(f"the stores lack the tables {sorted(REQUIRED - set(tables))}")
+    for table in sorted(tables):
+        ra, keys, cols = read_rows(a, table)
+        rb, _, _ = read_rows(b, table)
         if not ra and not rb and table not in REQUIRED:
             continue
         if set(ra) != set(rb) or not ra:
             sys.exit(f"{table}: rows differ: {len(ra)} vs {len(rb)}")
         for k in ra:
-            row = dict(zip(KEYS[table], k))
+            row = dict(zip(keys, k))
             pair = (row.get("model"), row.get("corpus", row.get("source")))
             for col in cols:
                 x, y = ra[k][col], rb[k][col]

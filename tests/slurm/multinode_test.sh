@@ -86,7 +86,7 @@ wait_committed() {  # $1 store, $2 count
   done
   echo "fewer than $2 units committed in $1"; return 1
 }
-compare() { /usr/bin/python3 "$src/tests/orchestrator/compare_stores.py" "$work/local" "$1" --exact; }
+compare() { /usr/bin/python3 "$src/tests/orchestrator/compare_stores.py" "$work/local" "$1" --exact --ignore=toy; }
 # Processes of node $1 (its UTS namespace), as "pid comm" lines.
 node_processes() {
   local ino p c

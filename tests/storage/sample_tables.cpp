@@ -6,7 +6,7 @@ namespace linsweep {
 namespace {
 
 constexpr ColumnType S = ColumnType::kString, I = ColumnType::kInt, F = ColumnType::kFloat;
-Column added(const char* name, ColumnType type) { return Column{name, type, false}; }
+Column added(const char* name, ColumnType type) { return Column{.name = name, .type = type, .required = false}; }
 
 const TableRegistrar kFits{Table{
     "fits",
