@@ -97,7 +97,7 @@ def decoder_models(fx, src):
     # transformers 4.x's form: rope_theta beside rope_scaling, whose kind is under "type".
     v4 = cfg(lc, rope_parameters=None, rope_theta=1e4, rope_scaling={"type": "yarn", "factor": 4.0})
     model_dir(fx, "bad_llama_rope_scaling_v4", llama, {"config.json": v4})
-    model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=16)})
+    model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=-16)})
     # One norm weight gone; an ignored buffer of the same size keeps the parameter count, so
     # that the loader reports the missing tensor by name.
     header, payload = read_safetensors(os.path.join(llama, "model.safetensors"))
