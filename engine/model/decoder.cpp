@@ -68,13 +68,27 @@ class DecoderAttention : public torch::nn::Module {
   // x [B, T, d] -> [B, T, d]
   at::Tensor operator()(const at::Tensor& x) {
     const auto B = x.size(0), T = x.size(1);
-    auto [q, k, v] = project(x);  // [B, T, heads·hd], [B, T, kv·hd] twice
-    if (qk_norm_ == QkNorm::kWhole) q = (*q_norm_)(q), k = (*k_norm_)(k);
-    if (clip_) q = q.clamp(-*clip_, *clip_), k = k.clamp(-*clip_, *clip_), v = v.clamp(-*clip_, *clip_);
+    // q [B, T, heads·hd], k and v [B, T, kv·hd]
+    auto [q, k, v] = project(x);
+    if (qk_norm_ == QkNorm::kWhole) {  // OLMo 2, OLMoE: over all heads at once
+      q = (*q_norm_)(q);
+      k = (*k_norm_)(k);
+    }
+    if (clip_) {  // OLMoE
+      q = q.clamp(-*clip_, *clip_);
+      k = k.clamp(-*clip_, *clip_);
+      v = v.clamp(-*clip_, *clip_);
+    }
     auto split = [&](const at::Tensor& t, int64_t heads) { return t.view({B, T, heads, hd_}).transpose(1, 2); };
-    q = split(q, heads_), k = split(k, kv_heads_), v = split(v, kv_heads_);  // [B, n, T, hd]
-    if (qk_norm_ == QkNorm::kPerHead) q = (*q_norm_)(q), k = (*k_norm_)(k);
-    q = rotary_(q), k = rotary_(k);
+    q = split(q, heads_);  // [B, H, T, hd]
+    k = split(k, kv_heads_);
+    v = split(v, kv_heads_);
+    if (qk_norm_ == QkNorm::kPerHead) {  // Qwen3, Gemma 3: each head over head_dim
+      q = (*q_norm_)(q);
+      k = (*k_norm_)(k);
+    }
+    q = rotary_(q);
+    k = rotary_(k);
     if (kv_heads_ != heads_) {  // query head h reads key/value head h / (H / KV)
       k = k.repeat_interleave(heads_ / kv_heads_, 1);
       v = v.repeat_interleave(heads_ / kv_heads_, 1);
@@ -122,8 +136,10 @@ class DecoderLayer : public torch::nn::Module {
     auto norm = [&](const char* name) {
       return name ? register_module(name, std::make_shared<Norm>(c.norm, c.d_model, c.layer_norm_eps)) : nullptr;
     };
-    attn_in_ = norm(names.attn_in), attn_out_ = norm(names.attn_out);
-    mlp_in_ = norm(names.mlp_in), mlp_out_ = norm(names.mlp_out);
+    attn_in_ = norm(names.attn_in);
+    attn_out_ = norm(names.attn_out);
+    mlp_in_ = norm(names.mlp_in);
+    mlp_out_ = norm(names.mlp_out);
     self_attn_ = register_module("self_attn", std::make_shared<DecoderAttention>(c, layer));
     if (c.sparse(layer)) {
       moe_ = register_module(c.moe.naming == MoeNaming::kBlockSparseMoe ? "block_sparse_moe" : "mlp",
