@@ -55,6 +55,7 @@ int run_inspect(const InspectArgs& a) {
     j["rope_type"] = rope_type_name(c.rope.type);
   }
   if (c.sliding_window) j["sliding_window"] = *c.sliding_window;
+  j.update(moe_facts_json(c.moe, c.n_layers));
   try {
     const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
     j["tokenizer"] = {

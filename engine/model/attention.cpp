@@ -24,30 +24,42 @@ namespace {
 
 constexpr bool kHasFusedAttention = LINSWEEP_FUSED_ATTENTION;
 
-// Additive mask [T, T]: 0 on and below the diagonal, -inf above; folded into the scores' GEMM
-// so that scaling and masking cost no extra pass over them.
-at::Tensor additive_causal_mask(std::int64_t t, const at::TensorOptions& options) {
-  return at::full({t, t}, -std::numeric_limits<float>::infinity(), options).triu_(1);
+// Additive mask [T, T]: 0 where query i sees key j (j ≤ i, and i − j < window), -inf elsewhere;
+// folded into the scores' GEMM so that scaling and masking cost no extra pass over them.
+at::Tensor additive_mask(std::int64_t t, const std::optional<std::int64_t>& window, const at::TensorOptions& options) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const at::Tensor later = at::full({t, t}, -inf, options).triu_(1);  // j > i
+  if (!window || *window >= t) return later;
+  return later + at::full({t, t}, -inf, options).tril_(-*window);  // j ≤ i − window
+}
+
+// The masked scores of q [.., T, hd] against kt [.., hd, T]: one GEMM with the mask as its
+// addend, or, with soft-capping, the GEMM, the cap, then the mask (the cap applies before it).
+at::Tensor masked_scores(const at::Tensor& q, const at::Tensor& kt, const at::Tensor& mask, const AttentionOptions& o) {
+  if (!o.softcap) {
+    if (q.dim() == 2) return at::addmm(mask, q, kt, /*beta=*/1.0, /*alpha=*/o.scale);
+    return at::baddbmm(mask.expand({q.size(0), mask.size(0), mask.size(1)}), q, kt, /*beta=*/1.0, /*alpha=*/o.scale);
+  }
+  // Out of place: autograd keeps tanh's output for its backward.
+  return at::tanh(at::matmul(q, kt) * (o.scale / *o.softcap)) * *o.softcap + mask;
 }
 
 // Every head in two batched products; what autograd, GPUs and other dtypes take.
 at::Tensor batched(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
-                   double scale) {
-  const auto heads = qf.size(0), t = qf.size(1);
-  const at::Tensor scores = at::baddbmm(mask.expand({heads, t, t}), qf, kt, /*beta=*/1.0, /*alpha=*/scale);
-  return at::bmm(at::softmax(scores, -1), vf);
+                   const AttentionOptions& o) {
+  return at::bmm(at::softmax(masked_scores(qf, kt, mask, o), -1), vf);
 }
 
 // One head at a time on each of torch's threads, each product a single-threaded BLAS call:
 // a head's T×T scores stay in cache from the first product to the second.
 at::Tensor per_head(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
-                    double scale) {
+                    const AttentionOptions& o) {
   at::Tensor out = at::empty(vf.sizes(), vf.options());
   BlasThreadsScope single(1);
   parallel_for_as_caller(0, qf.size(0), 1, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t i = first; i < last; ++i) {
       at::Tensor out_i = out[i];
-      at::mm_out(out_i, at::softmax(at::addmm(mask, qf[i], kt[i], /*beta=*/1.0, /*alpha=*/scale), -1), vf[i]);
+      at::mm_out(out_i, at::softmax(masked_scores(qf[i], kt[i], mask, o), -1), vf[i]);
     }
   });
   return out;
@@ -66,16 +78,18 @@ at::Tensor fused_causal_attention(const at::Tensor& q, const at::Tensor& k, cons
 #endif
 }
 
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const AttentionOptions& options) {
   const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
-  if (kHasFusedAttention && !q.device().is_cpu())
-    return fused_causal_attention(q, k, v, scale).transpose(1, 2).reshape({B, T, H * hd});
-  const at::Tensor mask = additive_causal_mask(T, q.options());
+  const bool plain = !options.softcap && (!options.window || *options.window >= T);
+  if (kHasFusedAttention && !q.device().is_cpu() && plain)
+    return fused_causal_attention(q, k, v, options.scale).transpose(1, 2).reshape({B, T, H * hd});
+  const at::Tensor mask = additive_mask(T, options.window, q.options());
   const at::Tensor qf = q.reshape({B * H, T, hd});
   const at::Tensor kt = k.reshape({B * H, T, hd}).transpose(1, 2);
   const at::Tensor vf = v.reshape({B * H, T, hd});
   const at::Tensor out =
-      splits_over_threads(q, k, v) ? per_head(qf, kt, vf, mask, scale) : batched(qf, kt, vf, mask, scale);
+      splits_over_threads(q, k, v) ? per_head(qf, kt, vf, mask, options) : batched(qf, kt, vf, mask, options);
   return out.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});
 }
 

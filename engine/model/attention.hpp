@@ -3,15 +3,32 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+#include <optional>
+
 namespace linsweep {
 
-// q, k, v [B, H, T, hd] -> softmax(q·kᵀ·scale + causal) · v, returned as [B, T, H·hd]
-// (heads merged, ready for the output projection). Computes in q's dtype. On a GPU with
-// LibTorch 2.1 or later it is fused_causal_attention. Elsewhere, where splits_over_threads
+// How an architecture's attention scores differ from plain causal ones: the scale; a sliding
+// window (query i sees keys j with i − window < j ≤ i, HF's sliding_window); and soft-capping
+// (Gemma 2: the scaled scores s become tanh(s / softcap)·softcap before the mask).
+struct AttentionOptions {
+  double scale = 1.0;
+  std::optional<std::int64_t> window{};
+  std::optional<double> softcap{};
+};
+
+// q, k, v [B, H, T, hd] -> softmax(cap(q·kᵀ·scale) + mask) · v, returned as [B, T, H·hd]
+// (heads merged, ready for the output projection); the mask is causal, and bounded by the
+// window when there is one. Computes in q's dtype. On a GPU with LibTorch 2.1 or later, without
+// window or soft-capping, it is fused_causal_attention. Elsewhere, where splits_over_threads
 // (threaded_gemm.hpp) holds, heads are spread over torch's threads, one head per
 // single-threaded BLAS product; otherwise every head is in one batched product whose T×T
-// scores are materialised.
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale);
+// scores are materialised. Thread safe (no state).
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const AttentionOptions& options);
+inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+  return causal_attention(q, k, v, AttentionOptions{.scale = scale});
+}
 
 // Whether this LibTorch has fused_causal_attention (2.1 and later: scaled_dot_product_attention
 // with a scale argument).

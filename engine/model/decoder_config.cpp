@@ -11,6 +11,8 @@
 
 #include "common/errors.hpp"
 #include "engine/model/hf_activation.hpp"
+#include "engine/model/layer_types.hpp"
+#include "engine/model/moe_config.hpp"
 #include "engine/model/rope_config.hpp"
 
 namespace linsweep {
@@ -64,32 +66,50 @@ void read_field(const Field& f, const std::string& key, const nlohmann::json& j,
 }
 
 // Keys whose non-null values ask for computations the decoder does not do.
-void refuse_unsupported(const nlohmann::json& j, const std::string& path) {
-  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (j.contains(key) && !j[key].is_null())
-      throw ModelError(path + ": field '" + std::string(key) + "' (logit soft-capping) is not supported");
+void refuse_unsupported(const DecoderVariant& v, const nlohmann::json& j, const std::string& path) {
+  if (!v.softcapping)
+    for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (j.contains(key) && !j[key].is_null())
+        throw ModelError(path + ": field '" + std::string(key) + "' (logit soft-capping) is not supported for " +
+                         v.model_type);
   if (config_bool_or(j, path, "use_bidirectional_attention", false))
     throw ModelError(path + ": field 'use_bidirectional_attention' is true; only causal attention is supported");
   if (config_bool_or(j, path, "qk_layernorm", false))
-    throw ModelError(path + ": field 'qk_layernorm' is true; norms on q and k are not supported");
+    throw ModelError(path + ": field 'qk_layernorm' is true; StableLM's per-head q/k LayerNorms are not supported");
   if (config_bool_or(j, path, "use_parallel_residual", false))
     throw ModelError(path + ": field 'use_parallel_residual' is true; the pre-norm decoder is sequential");
-  if (j.contains("layer_types") && j["layer_types"].is_array())
-    for (const auto& t : j["layer_types"])
-      if (!t.is_string() || t.get<std::string>() != "full_attention")
-        throw ModelError(path + ": field 'layer_types' names " + t.dump() + "; only full_attention is supported");
 }
 
-// HF's rule: no window when use_sliding_window is false (Qwen2) or sliding_window is null; the
-// class's default when the key is absent.
-std::optional<std::int64_t> read_sliding_window(const nlohmann::json& j, const std::string& path,
-                                                std::optional<std::int64_t> fallback) {
-  if (!config_bool_or(j, path, "use_sliding_window", true)) return std::nullopt;
-  if (!j.contains("sliding_window")) return fallback;
+// HF's rule: no window when use_sliding_window is false (Qwen's, whose default is false) or
+// sliding_window is null or 0; the class's default when the key is absent.
+std::optional<std::int64_t> read_sliding_window(const DecoderVariant& v, const nlohmann::json& j,
+                                                const std::string& path) {
+  if (!config_bool_or(j, path, "use_sliding_window", v.sliding_by_default)) return std::nullopt;
+  if (!j.contains("sliding_window")) return v.defaults.sliding_window;
   const std::int64_t w = config_int_or(j, path, "sliding_window", 0);
   if (w < 0) throw ModelError(path + ": field 'sliding_window' is negative");
   if (w == 0) return std::nullopt;
   return w;
+}
+
+// A positive number, or none: the class's default when absent, none when null.
+std::optional<double> optional_positive(const nlohmann::json& j, const std::string& path, const char* key,
+                                        std::optional<double> fallback) {
+  if (!j.contains(key)) return fallback;
+  if (j[key].is_null()) return std::nullopt;
+  const double x = config_double_or(j, path, key, 0.0);
+  if (!(x > 0) || x > 1e30) throw ModelError(path + ": field '" + std::string(key) + "' must be a positive number");
+  return x;
+}
+
+void read_options(const DecoderVariant& v, const nlohmann::json& j, const std::string& path, ModelConfig& c) {
+  if (v.softcapping) {
+    c.attn_softcap = optional_positive(j, path, "attn_logit_softcapping", v.defaults.attn_softcap);
+    c.final_softcap = optional_positive(j, path, "final_logit_softcapping", v.defaults.final_softcap);
+  }
+  if (v.query_pre_attn_scalar)
+    c.query_pre_attn_scalar = optional_positive(j, path, "query_pre_attn_scalar", v.defaults.query_pre_attn_scalar);
+  if (v.clip_qkv) c.clip_qkv = optional_positive(j, path, "clip_qkv", v.defaults.clip_qkv);
 }
 
 ModelConfig parse_decoder(const DecoderVariant& v, const nlohmann::json& j, const std::string& path) {
@@ -101,11 +121,14 @@ ModelConfig parse_decoder(const DecoderVariant& v, const nlohmann::json& j, cons
       j.contains("hidden_activation") && !j["hidden_activation"].is_null() ? "hidden_activation" : "hidden_act";
   c.activation =
       parse_hf_activation(config_string_or(j, path, act_key, hf_activation_name(c.activation)), path, act_key);
-  read_rope(j, path, v.defaults.rotary_base, c);
+  read_rope(j, path, v.defaults, c);
   if (static_cast<std::int64_t>(static_cast<double>(c.head_dim()) * c.rotary_pct) % 2 != 0)
     throw ModelError(path + ": rotary dimensions (head_dim * partial_rotary_factor) must be even");
-  c.sliding_window = read_sliding_window(j, path, v.defaults.sliding_window);
-  refuse_unsupported(j, path);
+  if (!is_fixed(v, "sliding_window")) c.sliding_window = read_sliding_window(v, j, path);
+  read_sliding_layers(j, path, v.sliding_layers, c);
+  read_options(v, j, path, c);
+  read_moe_config(j, path, v.moe, c.d_ff, c.n_layers, c.moe);
+  refuse_unsupported(v, j, path);
   return c;
 }
 
@@ -128,18 +151,53 @@ nlohmann::json write_decoder(const DecoderVariant& v, const ModelConfig& c) {
         },
         f.member);
   }
-  j["sliding_window"] = c.sliding_window ? nlohmann::json(*c.sliding_window) : nlohmann::json(nullptr);
+  auto optional = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); };
+  if (!is_fixed(v, "sliding_window")) {
+    j["use_sliding_window"] = c.sliding_window.has_value();
+    j["sliding_window"] = c.sliding_window ? nlohmann::json(*c.sliding_window) : nlohmann::json(nullptr);
+    if (c.sliding_window) j["layer_types"] = layer_types_json(c);
+  }
+  if (v.softcapping) {
+    j["attn_logit_softcapping"] = optional(c.attn_softcap);
+    j["final_logit_softcapping"] = optional(c.final_softcap);
+  }
+  if (v.query_pre_attn_scalar) j["query_pre_attn_scalar"] = optional(c.query_pre_attn_scalar);
+  if (v.clip_qkv) j["clip_qkv"] = optional(c.clip_qkv);
+  write_moe_config(c.moe, v.moe, j);
   return j;
 }
 
+// The parameters of a norm of `width` features.
+std::int64_t norm_size(const ModelConfig& c, std::int64_t width) {
+  return c.norm == NormKind::kLayerNorm ? 2 * width : width;
+}
+
+// A gated MLP of width f without biases (every expert, the shared expert).
+std::int64_t gated_mlp_size(std::int64_t d, std::int64_t f) { return 3 * d * f; }
+
+std::int64_t count_mlp_parameters(const ModelConfig& c, std::int64_t layer) {
+  const std::int64_t d = c.d_model, f = c.d_ff;
+  if (!c.sparse(layer)) {
+    const std::int64_t in_proj = c.gated_mlp ? 2 : 1;
+    return (in_proj + 1) * d * f + (c.mlp_bias ? in_proj * f + d : 0);
+  }
+  const MoeConfig& m = c.moe;
+  const std::int64_t shared = m.shared_d_ff > 0 ? gated_mlp_size(d, m.shared_d_ff) + d : 0;  // + its sigmoid gate
+  return m.experts * d + m.experts * gated_mlp_size(d, m.expert_d_ff) + shared;              // router + experts
+}
+
 std::int64_t count_decoder_parameters(const ModelConfig& c) {
-  const std::int64_t d = c.d_model, f = c.d_ff, q = c.n_heads * c.head_dim(), kv = c.kv_heads() * c.head_dim();
-  const std::int64_t norm = c.norm == NormKind::kLayerNorm ? 2 * d : d;
+  const std::int64_t d = c.d_model, q = c.n_heads * c.head_dim(), kv = c.kv_heads() * c.head_dim();
   const std::int64_t attention =
       d * (q + 2 * kv) + (c.attention_bias ? q + 2 * kv : 0) + q * d + (c.attention_out_bias ? d : 0);
-  const std::int64_t in_proj = c.gated_mlp ? 2 : 1;
-  const std::int64_t mlp = (in_proj + 1) * d * f + (c.mlp_bias ? in_proj * f + d : 0);
-  return c.vocab_size * d * (c.tied_head ? 1 : 2) + c.n_layers * (2 * norm + attention + mlp) + norm;
+  const std::int64_t qk_norms = c.qk_norm == QkNorm::kPerHead ? 2 * norm_size(c, c.head_dim())
+                                : c.qk_norm == QkNorm::kWhole ? norm_size(c, q) + norm_size(c, kv)
+                                                              : 0;
+  const std::int64_t block_norms = c.block_norms == BlockNorms::kSandwich ? 4 : 2;
+  std::int64_t layers = 0;
+  for (std::int64_t l = 0; l < c.n_layers; ++l)
+    layers += block_norms * norm_size(c, d) + attention + qk_norms + count_mlp_parameters(c, l);
+  return c.vocab_size * d * (c.tied_head ? 1 : 2) + layers + norm_size(c, d);
 }
 
 }  // namespace
@@ -169,11 +227,11 @@ Architecture decoder_architecture(const DecoderVariant& v) {
   a.defaults = v.defaults;
   a.ignored_suffixes = {".rotary_emb.inv_freq", "lm_head.weight"};
   a.roles = {.attention = {".self_attn."},
-             .mlp = {".mlp."},
+             .mlp = {".mlp.", ".block_sparse_moe."},
              .norm = {"layernorm", "model.norm."},
              .head = {"lm_head.weight"},
              .position = {},
-             .residual_out = {".self_attn.o_proj.weight", ".mlp.down_proj.weight"}};
+             .residual_out = {".self_attn.o_proj.weight", "down_proj.weight", ".w2.weight"}};
   a.mlp = {.layer_prefix = "model.layers.",
            .up = ".mlp.up_proj",
            .down = ".mlp.down_proj",

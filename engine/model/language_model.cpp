@@ -7,6 +7,11 @@
 
 namespace linsweep {
 
+LanguageModel::LanguageModel(ModelConfig config) : config_(std::move(config)), hooks_(config_.n_layers) {
+  for (int64_t l = 0; l < config_.n_layers; ++l)
+    if (config_.sparse(l)) hooks_[static_cast<std::size_t>(l)].moe() = MoeHook(config_.moe.experts);
+}
+
 MlpHook& LanguageModel::hook(int64_t layer) {
   if (layer < 0 || layer >= config_.n_layers)
     throw ModelError("layer " + std::to_string(layer) + " is outside the model's 0.." +
@@ -34,6 +39,7 @@ void LanguageModel::reset_hooks() {
   for (auto& h : hooks_) {
     h.use_mlp();
     h.clear_capture();
+    h.moe().reset();
   }
 }
 

@@ -14,13 +14,14 @@ namespace linsweep {
 // whose every layer routes its MLP through hook(layer). Not thread safe: one thread drives it.
 class LanguageModel : public torch::nn::Module {
  public:
-  explicit LanguageModel(ModelConfig config) : config_(std::move(config)), hooks_(config_.n_layers) {}
+  // One hook per layer; a sparse layer's (config.sparse) knows its experts (hook(l).moe()).
+  explicit LanguageModel(ModelConfig config);
 
   // ids [B, T] int64 -> the residual stream entering layer 0 [B, T, d].
   virtual at::Tensor embed(const at::Tensor& ids) = 0;
   // The residual stream entering `layer` [B, T, d] -> the stream entering layer + 1. Every
-  // architecture adds its hook's output to a stream s, and the MLP reads norm(s): mlp_stream
-  // relies on that.
+  // architecture adds its hook's output (or a norm of it, which maps 0 to 0) to a stream s, and
+  // the MLP reads s or norm(s): mlp_stream relies on that.
   virtual at::Tensor run_layer(int64_t layer, const at::Tensor& h) = 0;
   // The last norm: the stream after the last layer -> final hidden states.
   virtual at::Tensor final_norm(const at::Tensor& h) = 0;
@@ -50,7 +51,7 @@ class LanguageModel : public torch::nn::Module {
   int64_t num_layers() const noexcept { return config_.n_layers; }
   // Throws ModelError when layer is out of range.
   MlpHook& hook(int64_t layer);
-  // Resets every hook to the plain MLP with no capture.
+  // Resets every hook to the plain MLP with no capture, and its experts (MoeHook::reset).
   void reset_hooks();
 
  protected:

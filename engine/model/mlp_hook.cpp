@@ -15,9 +15,7 @@ void MlpHook::use_mlp() {
 }
 
 void MlpHook::use_affine(AffineMap map) {
-  if (!map.weight.defined() || !map.bias.defined() || map.weight.dim() != 2 || map.bias.dim() != 1 ||
-      map.weight.size(1) != map.bias.size(0))
-    throw ModelError("affine map: weight must be [d, d] and bias [d]");
+  check_affine_map(map, "affine map");
   mode_ = Mode::kAffine;
   map_ = std::move(map);
 }
@@ -34,18 +32,7 @@ void MlpHook::use_override(OverrideFn fn) {
   override_ = std::move(fn);
 }
 
-at::Tensor MlpHook::affine(const at::Tensor& x) {
-  if (map_.weight.device() != x.device() || map_.weight.scalar_type() != x.scalar_type()) {
-    map_.weight = map_.weight.to(x.device(), x.scalar_type());
-    map_.bias = map_.bias.to(x.device(), x.scalar_type());
-  }
-  const auto d_in = x.size(-1);
-  if (map_.weight.size(0) != d_in) throw ModelError("affine map: weight rows do not match the MLP width");
-  auto flat = at::addmm(map_.bias, x.reshape({-1, d_in}), map_.weight);  // [B*T, d]
-  auto shape = x.sizes().vec();
-  shape.back() = map_.weight.size(1);
-  return flat.view(shape);
-}
+at::Tensor MlpHook::affine(const at::Tensor& x) { return apply_affine(map_, x); }
 
 at::Tensor MlpHook::gathered(const at::Tensor& x, const at::Tensor& mask, const MlpFn& mlp) {
   const auto d = x.size(-1);

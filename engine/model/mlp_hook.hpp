@@ -5,13 +5,10 @@
 
 #include <functional>
 
-namespace linsweep {
+#include "engine/model/affine_map.hpp"
+#include "engine/model/moe_hook.hpp"
 
-// An affine surrogate y = x·W + b. weight [d, d] (input rows, output columns), bias [d].
-struct AffineMap {
-  at::Tensor weight;
-  at::Tensor bias;
-};
+namespace linsweep {
 
 // The layer's own MLP, x [.., d] -> y [.., d].
 using MlpFn = std::function<at::Tensor(const at::Tensor&)>;
@@ -35,7 +32,10 @@ enum class RoutedCompute { kGather, kSelect };
 // Per-layer hook. Modes: the MLP (default), the affine map everywhere, routed per position,
 // or an override. Capture is independent of the mode and always receives the MLP's own Y
 // (computed even where the output is affine, so a routed hook that captures computes like
-// kSelect). Not thread safe: owned by one model, which is driven by one thread.
+// kSelect). In a mixture-of-experts layer "the MLP" is the whole sparse block (router, experts,
+// shared expert): the modes replace or route all of it, and moe() observes the router and
+// replaces single experts inside it. Not thread safe: owned by one model, which is driven by
+// one thread.
 class MlpHook {
  public:
   enum class Mode { kMlp, kAffine, kRouted, kOverride };
@@ -51,6 +51,9 @@ class MlpHook {
 
   Mode mode() const noexcept { return mode_; }
   bool capturing() const noexcept { return static_cast<bool>(capture_); }
+  // The layer's experts (moe_hook.hpp): set up by the model, with 0 experts in a dense layer.
+  MoeHook& moe() noexcept { return moe_; }
+  const MoeHook& moe() const noexcept { return moe_; }
 
   // Runs the layer's MLP position x [B, T, d] through the hook; returns [B, T, d].
   at::Tensor apply(const at::Tensor& x, const MlpFn& mlp);
@@ -65,6 +68,7 @@ class MlpHook {
   RouteFn route_;
   OverrideFn override_;
   CaptureFn capture_;
+  MoeHook moe_;
 };
 
 }  // namespace linsweep

@@ -49,10 +49,7 @@ std::string config_string_or(const nlohmann::json& j, const std::string& path, c
 }
 
 std::string context_limit(const ModelConfig& c) {
-  if (c.max_context() < c.max_positions)
-    return "the model's sliding_window " + std::to_string(c.max_context()) +
-           " (sliding-window attention is not implemented)";
-  return "the model's " + std::to_string(c.max_positions) + " positions";
+  return "the model's " + std::to_string(c.max_context()) + " positions";
 }
 
 const char* norm_name(NormKind k) noexcept {
@@ -63,6 +60,8 @@ const char* norm_name(NormKind k) noexcept {
       return "rms_norm";
     case NormKind::kRmsNormPlusOne:
       return "rms_norm_plus_one";
+    case NormKind::kRmsNormFloatWeight:
+      return "rms_norm_float_weight";
   }
   return "?";
 }
@@ -74,7 +73,7 @@ void validate_common(const ModelConfig& c, const std::string& path) {
   };
   positive(c.vocab_size, "vocab size", 1 << 24);
   positive(c.d_model, "hidden size", 1 << 16);
-  positive(c.n_layers, "layer count", 1024);
+  positive(c.n_layers, "layer count", kMaxLayers);
   positive(c.n_heads, "head count", 1024);
   positive(c.d_ff, "MLP size", 1 << 18);
   positive(c.max_positions, "position count", 1 << 24);
@@ -106,6 +105,8 @@ ModelConfig model_config(const std::string& architecture, const ModelShape& shap
   c.n_heads = shape.n_heads;
   c.d_ff = shape.d_ff;
   c.max_positions = shape.max_positions;
+  // Families whose experts have no width key of their own (Mixtral, OLMoE) size them by d_ff.
+  if (c.moe.enabled() && c.moe.expert_d_ff == 0) c.moe.expert_d_ff = c.d_ff;
   return c;
 }
 
@@ -147,6 +148,10 @@ void write_model_config(const ModelConfig& c, const std::string& dir) {
 }
 
 std::string affine_export_problem(const ModelConfig& c) {
+  if (c.moe.enabled())
+    return "the model's MLPs are mixture-of-experts blocks, whose weights cannot hold one affine map";
+  if (c.fused_gate_up)
+    return "the model's MLP has a fused gate_up_proj without biases, which cannot hold an affine map";
   if (!c.mlp_bias)
     return "the model's MLP has no biases (config.json mlp_bias is false), so its weights cannot hold an affine map";
   // Ungated: act(z) − act(−z) = z needs one hidden unit for +x_i and one for −x_i. Gated: one

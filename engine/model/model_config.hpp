@@ -6,14 +6,29 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "engine/model/moe_config.hpp"
 
 namespace linsweep {
 
 enum class Activation { kGeluTanh, kGeluExact, kSilu };
 
-// The normalisation before attention, before the MLP and after the last layer: LayerNorm (weight
-// and bias), RMSNorm (x / rms(x) · w), or Gemma's RMSNorm scaled by 1 + w.
-enum class NormKind { kLayerNorm, kRmsNorm, kRmsNormPlusOne };
+// The normalisation of every norm of the model (around attention and the MLP, on q and k, after
+// the last layer): LayerNorm (weight and bias), RMSNorm (x / rms(x) · w) with the weight applied
+// after the cast back to the stream's dtype (Llama) or before it (OLMo 2), or Gemma's RMSNorm
+// scaled by 1 + w.
+enum class NormKind { kLayerNorm, kRmsNorm, kRmsNormPlusOne, kRmsNormFloatWeight };
+
+// Where a pre-norm decoder layer's norms sit (n: a norm of its own at each place):
+//   kPre       h += attn(n(h));     h += mlp(n(h))       Llama and most relatives
+//   kSandwich  h += n(attn(n(h)));  h += n(mlp(n(h)))    Gemma 2 and 3
+//   kPost      h += n(attn(h));     h += n(mlp(h))       OLMo 2
+enum class BlockNorms { kPre, kSandwich, kPost };
+
+// RMSNorm on queries and keys before rotary: none; per head over head_dim (Qwen3, Gemma 3); or
+// over the whole projection, all heads at once (OLMo 2, OLMoE).
+enum class QkNorm { kNone, kPerHead, kWhole };
 
 // How rotary frequencies are scaled past the training context (HF's rope_type): kDefault leaves
 // them; kLinear divides positions by `factor`; kDynamic raises the base for windows longer than
@@ -53,8 +68,28 @@ struct ModelConfig {
   bool attention_out_bias = true;  // the output projection (pre-norm decoders)
   bool scale_embedding = false;    // the embedding is multiplied by sqrt(d_model) (Gemma)
   RopeScaling rope;
-  // Attention sees at most this many earlier positions; windows longer than it are refused.
+  // Sliding-window attention: a query at i sees keys j with i − window < j ≤ i, on the layers of
+  // sliding_layers (empty: every layer). Canonical after parsing: sliding_layers is empty when
+  // every layer slides, and no window is kept that no layer uses.
   std::optional<std::int64_t> sliding_window;
+  std::vector<bool> sliding_layers;
+  // Gemma 3: sliding layers rotate with their own base and scaling (rope_local_base_freq).
+  std::optional<double> sliding_rotary_base;
+  RopeScaling sliding_rope;
+  // The pre-norm decoders' variants (decoder_config.hpp): norm placement, q/k norms, fused
+  // projections (Phi-3's qkv_proj [q | k | v] and gate_up_proj [gate | up]), OLMoE's clamp of
+  // q, k and v, Gemma's logit soft-capping (x → tanh(x / cap)·cap on the scaled attention scores
+  // before the mask, and on the final logits) and attention scale 1/sqrt(query_pre_attn_scalar).
+  BlockNorms block_norms = BlockNorms::kPre;
+  QkNorm qk_norm = QkNorm::kNone;
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
+  std::optional<double> clip_qkv;
+  std::optional<double> attn_softcap;
+  std::optional<double> final_softcap;
+  std::optional<double> query_pre_attn_scalar;
+  // Mixture of experts (moe_config.hpp); moe.experts == 0 for a dense model.
+  MoeConfig moe;
   // GPT-2
   bool scale_attn_weights = true;
   bool scale_attn_by_inverse_layer_idx = false;
@@ -67,11 +102,16 @@ struct ModelConfig {
 
   std::int64_t head_dim() const noexcept { return head_size > 0 ? head_size : n_heads > 0 ? d_model / n_heads : 0; }
   std::int64_t kv_heads() const noexcept { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
-  // The longest window computed exactly: the positions, or a shorter sliding window (windows
-  // longer than it would need sliding-window attention, which is not implemented).
-  std::int64_t max_context() const noexcept {
-    return sliding_window && *sliding_window < max_positions ? *sliding_window : max_positions;
+  // The longest window computed exactly: the positions.
+  std::int64_t max_context() const noexcept { return max_positions; }
+  // Whether `layer` attends through the sliding window.
+  bool sliding(std::int64_t layer) const noexcept {
+    return sliding_window &&
+           (sliding_layers.empty() || (layer >= 0 && layer < static_cast<std::int64_t>(sliding_layers.size()) &&
+                                       sliding_layers[static_cast<std::size_t>(layer)]));
   }
+  // Whether `layer`'s MLP is a mixture of experts.
+  bool sparse(std::int64_t layer) const noexcept { return moe.sparse(layer); }
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -103,6 +143,9 @@ nlohmann::json model_config_json(const ModelConfig& c, const std::string& where 
 // config that architecture cannot express, StorageError when the file cannot be written.
 void write_model_config(const ModelConfig& c, const std::string& dir);
 
+// The most layers a model may have (validate_common).
+inline constexpr std::int64_t kMaxLayers = 1024;
+
 // The most config.json may hold.
 inline constexpr std::size_t kMaxConfigBytes = 16u << 20;
 
@@ -120,16 +163,16 @@ bool config_bool_or(const nlohmann::json& j, const std::string& path, const char
 std::string config_string_or(const nlohmann::json& j, const std::string& path, const char* name,
                              const std::string& fallback);
 
-// Why an affine map cannot be folded into the MLP weights of a model with config `c` (an MLP
-// without biases, or d_ff below 2·d_model ungated or d_model gated), or "" when it can: what
+// Why an affine map cannot be folded into the MLP weights of a model with config `c` (a
+// mixture-of-experts block, a fused gate_up projection, an MLP without biases, or d_ff below
+// 2·d_model ungated or d_model gated), or "" when it can: what
 // export_hf_directory (export_hf.hpp) refuses before writing, for callers that must know before any work.
 std::string affine_export_problem(const ModelConfig& c);
 
-// What bounds max_context(), for messages: "the model's 1024 positions" or "the model's
-// sliding_window 4096 (sliding-window attention is not implemented)".
+// What bounds max_context(), for messages: "the model's 1024 positions".
 std::string context_limit(const ModelConfig& c);
 
-// "layer_norm", "rms_norm" or "rms_norm_plus_one".
+// "layer_norm", "rms_norm", "rms_norm_plus_one" or "rms_norm_float_weight".
 const char* norm_name(NormKind k) noexcept;
 
 // Validates sizes shared by every architecture (d_model divisible by n_heads unless head_size

@@ -15,6 +15,7 @@ at::Tensor Norm::operator()(const at::Tensor& x) {
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
   if (kind_ == NormKind::kRmsNormPlusOne) return (normed * (1.0 + weight_.to(at::kFloat))).to(x.scalar_type());
+  if (kind_ == NormKind::kRmsNormFloatWeight) return (weight_ * normed).to(x.scalar_type());
   return weight_ * normed.to(x.scalar_type());
 }
 

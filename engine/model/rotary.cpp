@@ -51,7 +51,12 @@ at::Tensor rotary_inverse_frequencies(const ModelConfig& c, std::int64_t positio
   return inv_freq;
 }
 
-Rotary::Rotary(const ModelConfig& c) : config_(c), head_dim_(c.head_dim()), dims_(rotary_dims(c)) {}
+Rotary::Rotary(const ModelConfig& c, bool sliding_layer) : config_(c), head_dim_(c.head_dim()), dims_(rotary_dims(c)) {
+  if (sliding_layer && c.sliding_rotary_base) {
+    config_.rotary_base = *c.sliding_rotary_base;
+    config_.rope = c.sliding_rope;
+  }
+}
 
 std::pair<at::Tensor, at::Tensor> Rotary::tables(std::int64_t T, const at::Tensor& like) {
   // Tables built under inference mode cannot be saved for backward: rebuilt for training.

@@ -18,10 +18,12 @@ namespace linsweep {
 at::Tensor rotary_inverse_frequencies(const ModelConfig& c, std::int64_t positions);
 
 // Rotates q or k [B, H, T, hd] by position; caches its cos/sin tables per window length, device
-// and dtype. Not thread safe (the cache): one per attention module.
+// and dtype. A sliding layer of a model whose sliding layers rotate otherwise (Gemma 3's
+// c.sliding_rotary_base) takes that base and scaling. Not thread safe (the cache): one per
+// attention module.
 class Rotary {
  public:
-  explicit Rotary(const ModelConfig& c);
+  explicit Rotary(const ModelConfig& c, bool sliding_layer = false);
   std::int64_t dims() const noexcept { return dims_; }
   // x [B, H, T, hd] -> x with its first dims() features rotated by position 0..T-1.
   at::Tensor operator()(const at::Tensor& x);

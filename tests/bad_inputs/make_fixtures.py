@@ -97,13 +97,61 @@ def decoder_models(fx, src):
     # transformers 4.x's form: rope_theta beside rope_scaling, whose kind is under "type".
     v4 = cfg(lc, rope_parameters=None, rope_theta=1e4, rope_scaling={"type": "yarn", "factor": 4.0})
     model_dir(fx, "bad_llama_rope_scaling_v4", llama, {"config.json": v4})
-    model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=16)})
+    model_dir(fx, "bad_mistral_window", mistral, {"config.json": cfg(mc, sliding_window=-16)})
+    model_dir(fx, "bad_llama_softcap", llama, {"config.json": cfg(lc, final_logit_softcapping=30.0)})
     # One norm weight gone; an ignored buffer of the same size keeps the parameter count, so
     # that the loader reports the missing tensor by name.
     header, payload = read_safetensors(os.path.join(llama, "model.safetensors"))
     gone = "model.layers.1.post_attention_layernorm.weight"
     header["model.layers.0.self_attn.rotary_emb.inv_freq"] = dict(header.pop(gone))
     model_dir(fx, "bad_llama_missing_tensor", llama, {"model.safetensors": safetensors_bytes(header, payload)})
+
+
+def without_tensor(path, gone, decoy):
+    """model.safetensors bytes of `path` with tensor `gone` renamed to the ignored buffer `decoy`,
+    so that the parameter count holds and the loader reports the missing tensor by name."""
+    header, payload = read_safetensors(path)
+    header[decoy] = dict(header.pop(gone))
+    return safetensors_bytes(header, payload)
+
+
+def zoo_models(fx, src):
+    """The hf_zoo families' faults (tests/data/models/hf_zoo), each with one key or tensor broken."""
+    zoo = os.path.join(src, "tests", "data", "models", "hf_zoo")
+
+    def base(name):
+        d = os.path.join(zoo, name)
+        return d, json.load(open(os.path.join(d, "config.json")))
+
+    cfg = lambda c, **changes: json.dumps(changed(c, changes))  # noqa: E731
+    mixtral, xc = base("mixtral-bf16")
+    olmoe, oc = base("olmoe-f32")
+    qwen_moe, qc = base("qwen2-moe-f32")
+    qwen3, q3 = base("qwen3-f32")
+    phi3, pc = base("phi3-f32")
+    gemma2, g2 = base("gemma2-bf16")
+    model_dir(fx, "bad_qwen3_rope_type", qwen3, {"config.json": cfg(q3, rope_scaling={"rope_type": "yarn", "factor": 4.0})})
+    model_dir(fx, "bad_qwen3_softcap", qwen3, {"config.json": cfg(q3, attn_logit_softcapping=50.0)})
+    model_dir(fx, "bad_mixtral_kv_heads", mixtral, {"config.json": cfg(xc, num_key_value_heads=3)})
+    model_dir(fx, "bad_mixtral_top_k", mixtral, {"config.json": cfg(xc, num_experts_per_tok=5)})
+    model_dir(fx, "bad_olmoe_top_k", olmoe, {"config.json": cfg(oc, num_experts_per_tok=9)})
+    model_dir(fx, "bad_qwen2_moe_dense_layer", qwen_moe, {"config.json": cfg(qc, mlp_only_layers=[0, 3])})
+    decoy = "model.layers.0.self_attn.rotary_emb.inv_freq"
+    gone = "model.layers.1.block_sparse_moe.experts.3.w2.weight"
+    model_dir(fx, "bad_mixtral_missing_expert", mixtral,
+              {"model.safetensors": without_tensor(os.path.join(mixtral, "model.safetensors"), gone, decoy)})
+    gone = "model.layers.2.mlp.shared_expert_gate.weight"
+    model_dir(fx, "bad_qwen2_moe_missing_shared_gate", qwen_moe,
+              {"model.safetensors": without_tensor(os.path.join(qwen_moe, "model.safetensors"), gone, decoy)})
+    longrope = {"type": "longrope", "short_factor": [1.0] * 9, "long_factor": [2.0] * 9}
+    model_dir(fx, "bad_phi3_longrope", phi3, {"config.json": cfg(pc, rope_scaling=longrope)})
+    model_dir(fx, "bad_phi3_su", phi3, {"config.json": cfg(pc, rope_scaling=dict(longrope, type="su"))})
+    v5 = cfg(pc, rope_theta=None, rope_scaling=None,
+             rope_parameters={"rope_type": "longrope", "rope_theta": 1e4, "short_factor": [1.0] * 9})
+    model_dir(fx, "bad_phi3_longrope_v5", phi3, {"config.json": v5})
+    model_dir(fx, "bad_gemma2_layer_types", gemma2,
+              {"config.json": cfg(g2, layer_types=["sliding_attention", "chunked_attention", "sliding_attention"])})
+    model_dir(fx, "bad_gemma2_softcap", gemma2, {"config.json": cfg(g2, final_logit_softcapping=-30.0)})
 
 
 def main():
@@ -131,6 +179,7 @@ def main():
     model_dir(fx, "bad_pickle_only", gpt2, {"pytorch_model.bin": b"\x80\x02}q\x00."}, drop=("model.safetensors",))
 
     decoder_models(fx, src)
+    zoo_models(fx, src)
 
     header, payload = read_safetensors(os.path.join(gpt2, "model.safetensors"))
     good_st = open(os.path.join(gpt2, "model.safetensors"), "rb").read()

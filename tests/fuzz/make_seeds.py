@@ -121,6 +121,14 @@ def main():
         if os.path.isdir(os.path.join(hf5, model)):
             put("model_config", model + ".json", read(hf5, model, "config.json"))
             put("model_config", model + "-legacy.json", read(hf5, model, "config.legacy.json"))
+    # The hub-layout families (4.x configs) and their 5.x forms, as make_zoo_fixtures.py writes them.
+    import make_zoo_fixtures
+    zoo = os.path.join(DATA, "models", "hf_zoo")
+    for model in sorted(os.listdir(zoo)):
+        if os.path.isdir(os.path.join(zoo, model)):
+            put("model_config", "zoo-" + model + ".json", read(zoo, model, "config.json"))
+            v5 = make_zoo_fixtures.to_v5(json.loads(read(zoo, model, "config.json")))
+            put("model_config", "zoo-" + model + "-v5.json", json.dumps(v5, indent=2, sort_keys=True))
     put("model_config", "llama_rope_kinds.json", json.dumps(
         {"model_type": "llama", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 1,
          "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "head_dim": 16,

@@ -1,0 +1,31 @@
+// Applying an affine surrogate.
+#include "engine/model/affine_map.hpp"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "common/errors.hpp"
+
+namespace linsweep {
+
+void check_affine_map(const AffineMap& map, const char* what) {
+  if (!map.weight.defined() || !map.bias.defined() || map.weight.dim() != 2 || map.bias.dim() != 1 ||
+      map.weight.size(1) != map.bias.size(0))
+    throw ModelError(std::string(what) + ": weight must be [d, d] and bias [d]");
+}
+
+at::Tensor apply_affine(AffineMap& map, const at::Tensor& x) {
+  if (map.weight.device() != x.device() || map.weight.scalar_type() != x.scalar_type()) {
+    map.weight = map.weight.to(x.device(), x.scalar_type());
+    map.bias = map.bias.to(x.device(), x.scalar_type());
+  }
+  const auto d_in = x.size(-1);
+  if (map.weight.size(0) != d_in) throw ModelError("affine map: weight rows do not match the MLP width");
+  const at::Tensor flat = at::addmm(map.bias, x.reshape({-1, d_in}), map.weight);  // [N, d_out]
+  auto shape = x.sizes().vec();
+  shape.back() = map.weight.size(1);
+  return flat.view(shape);
+}
+
+}  // namespace linsweep
