@@ -41,7 +41,8 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
   for (auto& a : args_copy) args.push_back(a.data());
   args.push_back(nullptr);
 
-  // The child gets default dispositions (handlers are reset by exec anyway; this is explicit).
+  // The child gets default dispositions (handlers are reset by exec anyway; this is explicit),
+  // and this thread's signal mask as it is before the recorder blocks the stop signals in it.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
@@ -50,20 +51,25 @@ ChildExit run_foreground(const std::vector<std::string>& argv, const std::map<st
   sigaddset(&defaults, SIGTERM);
   sigaddset(&defaults, SIGQUIT);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  sigset_t mask;
+  ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  // Recorded rather than fatal while the child runs (see the header).
-  SignalRecorder record({SIGINT, SIGTERM, SIGQUIT});
-  pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw InputError(argv[0] + ": cannot run: " + std::strerror(rc));
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw InputError(argv[0] + ": waitpid failed: " + std::strerror(errno));
+  {
+    // Recorded rather than fatal while the child runs (see the header).
+    const SignalRecorder record({SIGINT, SIGTERM, SIGQUIT});
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) throw InputError(argv[0] + ": cannot run: " + std::strerror(rc));
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) throw InputError(argv[0] + ": waitpid failed: " + std::strerror(errno));
+    }
   }
   ChildExit out;
-  out.received = SignalRecorder::received();
+  out.received = SignalRecorder::received();  // complete once the recorder is gone
   if (WIFEXITED(status)) out.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
   return out;
