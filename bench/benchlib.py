@@ -42,15 +42,27 @@ def write_safetensors(path, tensors, dtype, blobs, metadata=None):
     return 8 + len(text) + offset
 
 
-def write_random_checkpoint(out, tensors, dtype, rng, tokens=0, vocab=0, tag="checkpoint"):
+def write_random_checkpoint(out, tensors, dtype, rng, tokens=0, vocab=0, tag="checkpoint", shard_bytes=0):
     """Writes OUT/model.safetensors from tensors [(name, shape, std)], each drawn in turn from the
     numpy Generator rng as float32 (std None: ones; 0: zeros; else normal(0, std)) and stored as
     dtype "float32" or "bfloat16", one tensor in memory at a time, with {"format": "pt"} metadata;
-    with tokens > 0 also OUT/tokens.npy, that many ids below vocab drawn after the weights (uint16
-    when they fit). Progress goes to stderr as "TAG: i/n tensors". Returns (parameters, bytes)."""
+    with shard_bytes > 0, in shards of about that size instead (model-0000i-of-0000n.safetensors
+    and model.safetensors.index.json, as the hub stores large checkpoints); with tokens > 0 also
+    OUT/tokens.npy, that many ids below vocab drawn after the weights (uint16 when they fit).
+    Progress goes to stderr as "TAG: i/n tensors". Returns (parameters, bytes)."""
     import sys
 
     import numpy as np
+
+    width = 4 if dtype == "float32" else 2
+    groups, size_now = [[]], 0
+    for t in tensors:
+        nbytes = math.prod(t[1]) * width
+        if shard_bytes and groups[-1] and size_now + nbytes > shard_bytes:
+            groups.append([])
+            size_now = 0
+        groups[-1].append(t)
+        size_now += nbytes
 
     def values(shape, std):
         if std is None:
@@ -59,15 +71,25 @@ def write_random_checkpoint(out, tensors, dtype, rng, tokens=0, vocab=0, tag="ch
             return np.zeros(shape, np.float32)
         return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
 
-    def blobs():
-        for i, (_, shape, std) in enumerate(tensors):
+    done = [0]
+
+    def blobs(group):
+        for _, shape, std in group:
             x = values(shape, std)
             yield (x if dtype == "float32" else to_bfloat16_bits(x)).tobytes()
-            if i % 24 == 0:
-                print(f"{tag}: {i + 1}/{len(tensors)} tensors", file=sys.stderr)
+            done[0] += 1
+            if done[0] % 24 == 1:
+                print(f"{tag}: {done[0]}/{len(tensors)} tensors", file=sys.stderr)
 
-    size = write_safetensors(os.path.join(out, "model.safetensors"), [(n, s) for n, s, _ in tensors],
-                             "F32" if dtype == "float32" else "BF16", blobs(), metadata={"format": "pt"})
+    stored, size, weight_map = "F32" if dtype == "float32" else "BF16", 0, {}
+    for i, group in enumerate(groups):
+        name = "model.safetensors" if len(groups) == 1 else f"model-{i + 1:05d}-of-{len(groups):05d}.safetensors"
+        size += write_safetensors(os.path.join(out, name), [(n, s) for n, s, _ in group], stored, blobs(group),
+                                  metadata={"format": "pt"})
+        weight_map.update({n: name for n, _, _ in group})
+    if len(groups) > 1:
+        with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": size}, "weight_map": weight_map}, f, indent=1)
     if tokens:
         ids = rng.integers(0, vocab, tokens)
         np.save(os.path.join(out, "tokens.npy"), ids.astype(np.uint16 if vocab <= 65536 else np.int64))

@@ -5,8 +5,10 @@ written tensor by tensor so memory stays at one tensor. With --tokens N also OUT
 N random token ids. Default shape: TinyLlama 1.1B (d=2048, 22 layers, 32 heads sharing 4
 key/value heads, d_ff 5632, vocab 32000, 2048 positions, untied head): about 4.4 GB in float32,
 2.2 GB in bfloat16.
+With --shard-mib M the weights go to shards of about M MiB and model.safetensors.index.json, as
+the hub stores large checkpoints.
 Usage: llama_checkpoint.py OUT_DIR [--dtype float32|bfloat16] [--layers N] [--d D] [--heads H]
-       [--kv-heads K] [--ff F] [--vocab V] [--ctx T] [--tokens N] [--seed S]"""
+       [--kv-heads K] [--ff F] [--vocab V] [--ctx T] [--tokens N] [--seed S] [--shard-mib M]"""
 import argparse
 import json
 import os
@@ -40,7 +42,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
-    int_options(ap, layers=22, d=2048, heads=32, kv_heads=4, ff=5632, vocab=32000, ctx=2048, tokens=0, seed=0)
+    int_options(ap, layers=22, d=2048, heads=32, kv_heads=4, ff=5632, vocab=32000, ctx=2048, tokens=0, seed=0,
+                shard_mib=0)
     a = ap.parse_args()
     if a.d % a.heads or a.heads % a.kv_heads or min(a.layers, a.d, a.heads, a.kv_heads, a.ff, a.vocab, a.ctx) <= 0:
         print("llama_checkpoint.py: --heads must divide --d, --kv-heads divide --heads, all sizes positive",
@@ -57,7 +60,7 @@ def main():
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     params, size = write_random_checkpoint(a.out, tensor_list(a), a.dtype, np.random.default_rng(a.seed), a.tokens,
-                                           a.vocab, "llama_checkpoint")
+                                           a.vocab, "llama_checkpoint", shard_bytes=a.shard_mib << 20)
     print(json.dumps({"dir": a.out, "parameters": params, "bytes": size, "dtype": a.dtype}))
 
 

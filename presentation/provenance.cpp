@@ -4,6 +4,7 @@
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
@@ -56,6 +57,37 @@ std::optional<Table> units_table(const Store& store, const std::map<std::string,
   return std::nullopt;
 }
 
+// "a" or "a and b" of the non-empty names, or `none`.
+std::string joined(const std::set<std::string>& names, const std::string& none) {
+  std::string out;
+  for (const auto& n : names)
+    if (!n.empty()) out += (out.empty() ? "" : " and ") + n;
+  return out.empty() ? none : out;
+}
+
+// Per model (the second part of a unit's slot "<kind>/<model>/…"), the compute and activation
+// dtypes of its current units; units written before the columns carry none.
+std::vector<std::string> precision_of(const Table& units) {
+  const int slot = units.column_index("slot"), current = units.column_index("current");
+  const int dtype = units.column_index("dtype"), act = units.column_index("activation_dtype");
+  if (slot < 0 || dtype < 0 || act < 0) return {};
+  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> by_model;
+  for (const Row& r : units.rows) {
+    if (current >= 0 && std::get<std::int64_t>(r[static_cast<std::size_t>(current)]) != 1) continue;
+    const std::string& s = std::get<std::string>(r[static_cast<std::size_t>(slot)]);
+    const auto a = s.find('/'), b = s.find('/', a + 1);
+    if (a == std::string::npos) continue;
+    auto& [compute, shards] = by_model[s.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1)];
+    compute.insert(std::get<std::string>(r[static_cast<std::size_t>(dtype)]));
+    shards.insert(std::get<std::string>(r[static_cast<std::size_t>(act)]));
+  }
+  std::vector<std::string> out;
+  for (const auto& [model, p] : by_model)
+    out.push_back(model + ": " + joined(p.first, "unrecorded") + " compute, " + joined(p.second, "no") +
+                  " activation shards");
+  return out;
+}
+
 }  // namespace
 
 Provenance read_provenance(const Store& store, const std::map<std::string, Table>& tables) {
@@ -67,6 +99,7 @@ Provenance read_provenance(const Store& store, const std::map<std::string, Table
   p.status = summarize_store(store);
   p.hosts = journal_hosts(store);
   p.units = units_table(store, tables);
+  if (p.units) p.precision = precision_of(*p.units);
   return p;
 }
 

@@ -33,6 +33,9 @@ struct Provenance {
   };
   std::vector<Host> hosts;     // from the journal's committed events, by host name
   std::optional<Table> units;  // the store's `units` table (who, when, which version), if it has one
+  // Per model, the precision its current units computed in: "tiny-gpt2: float32 compute,
+  // float16 activation shards" (from the `units` table; a model whose units differ lists each).
+  std::vector<std::string> precision;
 };
 
 // Reads everything above but `written_by`; `tables` are the store's tables as already read

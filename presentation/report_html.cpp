@@ -169,6 +169,11 @@ std::string provenance_html(const Provenance& p, double now) {
     fact("overrides", "<code>" + list + "</code>");
   }
   fact("units", fmt::format("{} committed, {} failed, {} unfinished", st.committed(), failed, unfinished));
+  if (!p.precision.empty()) {
+    std::string lines;
+    for (const auto& line : p.precision) lines += (lines.empty() ? "" : "<br>") + esc(line);
+    fact("precision", lines);
+  }
   if (st.first_event > 0)
     fact("journal", esc(utc_time(st.first_event)) + " to " + esc(utc_time(st.last_event)) + " (" +
                         esc(duration_text(st.last_event - st.first_event)) + ")");
@@ -317,9 +322,13 @@ std::string render_html(const Provenance& provenance, const ReportTable& finding
       "<link rel=\"icon\" href=\"data:,\">\n<title>linsweep report: " +
       esc(provenance.store) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   o += "<header>\n<h1>linsweep report</h1>\n<p>Where transformer MLP nonlinearity is needed: the results of <code>" +
-       esc(provenance.store) +
-       "</code>, every table and figure of the paper for which the store has data.</p>\n"
-       "</header>\n";
+       esc(provenance.store) + "</code>, every table and figure of the paper for which the store has data.</p>\n";
+  if (!provenance.precision.empty()) {
+    std::string lines;
+    for (const auto& line : provenance.precision) lines += (lines.empty() ? ": " : "; ") + esc(line);
+    o += "<p class=\"precision\">Every number below was computed in this precision" + lines + ".</p>\n";
+  }
+  o += "</header>\n";
   o += "<main>\n" + findings_html(findings) + contents_html(a, tables);
   if (tables.empty() && figures.empty()) o += "<p class=\"empty\">The store has no result rows yet.</p>\n";
   if (!a.paper.empty()) {

@@ -339,7 +339,11 @@ UnitRow unit_row(const UnitResult& u, const UnitStanding& s) {
           .started = known ? p.started : std::nan(""),
           .finished = known ? p.finished : std::nan(""),
           .current = s.current ? 1 : 0,
-          .planned_by = s.planned_by};
+          .planned_by = s.planned_by,
+          .dtype = p.dtype,
+          .activation_dtype = p.activation_dtype,
+          .peak_host_mib = p.peak_host_mib,
+          .peak_device_mib = p.peak_device_mib};
 }
 
 }  // namespace

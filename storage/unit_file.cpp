@@ -115,7 +115,11 @@ void write_unit_main_file(const std::string& path, const UnitResult& unit) {
                           {"group_ranks", p.group_ranks},
                           {"communicator", p.communicator},
                           {"started", p.started},
-                          {"finished", p.finished}});
+                          {"finished", p.finished},
+                          {"dtype", p.dtype},
+                          {"activation_dtype", p.activation_dtype},
+                          {"peak_host_mib", p.peak_host_mib},
+                          {"peak_device_mib", p.peak_device_mib}});
   H5Id tables = H5_GROUP(H5Gcreate2(file, "tables", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   for (const auto& t : unit.tables) write_table(tables, t);
   tables.reset();
@@ -166,6 +170,10 @@ UnitHeader read_attributes(const H5Id& file) {
   if (has_attribute(file, "communicator")) p.communicator = read_string_attribute(file, "communicator");
   p.started = read_double_attribute(file, "started");
   p.finished = read_double_attribute(file, "finished");
+  if (has_attribute(file, "dtype")) p.dtype = read_string_attribute(file, "dtype");
+  if (has_attribute(file, "activation_dtype")) p.activation_dtype = read_string_attribute(file, "activation_dtype");
+  if (has_attribute(file, "peak_host_mib")) p.peak_host_mib = read_double_attribute(file, "peak_host_mib");
+  if (has_attribute(file, "peak_device_mib")) p.peak_device_mib = read_double_attribute(file, "peak_device_mib");
   return h;
 }
 

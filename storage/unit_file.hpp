@@ -1,6 +1,7 @@
 // One committed unit's results in its own HDF5 file: table rows, arrays, provenance.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,6 +28,14 @@ struct UnitProvenance {
   std::string communicator;
   double started = 0;   // unix seconds
   double finished = 0;  // unix seconds
+  // The precision its numbers come from: its model's compute dtype, and the dtype of the
+  // activation shards it wrote or its inputs were computed from ("" when none); both "" in
+  // files written before linsweep recorded them.
+  std::string dtype, activation_dtype;
+  // Peak memory while it ran, MiB: the resident memory of the rank that staged it, and the
+  // device memory torch allocated there (NaN on a CPU, and in files written before).
+  double peak_host_mib = std::nan("");
+  double peak_device_mib = std::nan("");
 };
 
 struct UnitResult {

@@ -18,7 +18,13 @@ const TableDef<UnitRow>& units_table() {
           .column("started", &UnitRow::started, "unix seconds")
           .column("finished", &UnitRow::finished, "unix seconds")
           .column("current", &UnitRow::current, "1: the slot's current unit; 0: superseded")
-          .column("planned_by", &UnitRow::planned_by, "the latest plan record that planned it (0: none)");
+          .column("planned_by", &UnitRow::planned_by, "the latest plan record that planned it (0: none)")
+          .added("dtype", &UnitRow::dtype, "the compute dtype of its model (\"\": it runs none)")
+          .added("activation_dtype", &UnitRow::activation_dtype,
+                 "the dtype of the activation shards it wrote or its inputs were computed from (\"\": none)")
+          .added("peak_host_mib", &UnitRow::peak_host_mib, "peak resident memory of its rank while it ran, MiB")
+          .added("peak_device_mib", &UnitRow::peak_device_mib,
+                 "peak device memory torch allocated while it ran, MiB (NaN on a CPU)");
   return t;
 }
 

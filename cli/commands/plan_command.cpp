@@ -9,6 +9,7 @@
 
 #include "cli/commands/commands.hpp"
 #include "common/file_io.hpp"
+#include "orchestrator/plan/memory_plan.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/plan/split_check.hpp"
 #include "storage/store.hpp"
@@ -22,7 +23,20 @@ struct PlanArgs {
   std::vector<std::string> overrides;
   bool json = false;
   bool show_spec = false;
+  bool memory_only = false;
 };
+
+// The memory table alone, from the models' config.json files (no weights read, so it plans for
+// checkpoints not downloaded yet); refused like `plan` when it exceeds the limit.
+int print_memory_plan(const PlanArgs& a, const SweepSpec& spec) {
+  const MemoryPlan memory = plan_memory(spec, make_unfingerprinted_plan(spec));
+  check_memory(a.spec, spec, memory);
+  if (a.json)
+    std::printf("%s\n", nlohmann::json{{"spec", a.spec}, {"memory", memory.to_json()}}.dump().c_str());
+  else
+    std::fputs(memory.text().c_str(), stdout);
+  return 0;
+}
 
 int run_plan(const PlanArgs& a) {
   const SweepSpec spec = load_spec(a.spec, a.store, a.overrides);
@@ -30,6 +44,7 @@ int run_plan(const PlanArgs& a) {
     std::fputs(spec.text.c_str(), stdout);
     return 0;
   }
+  if (a.memory_only) return print_memory_plan(a, spec);
   return print_plan(a.spec, spec, a.json);
 }
 
@@ -39,6 +54,8 @@ int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
   FileHashCache fingerprints = fingerprint_cache(spec);
   const Plan plan = make_plan(spec, fingerprints);
   check_splits_fit(spec_path, spec, plan);
+  const MemoryPlan memory = plan_memory(spec, plan);
+  check_memory(spec_path, spec, memory);
   save_fingerprint_cache(fingerprints, spec);
   std::unique_ptr<Store> store;
   if (is_regular_file(StoreLayout(spec.store).marker())) store = std::make_unique<Store>(Store::open_read(spec.store));
@@ -50,7 +67,8 @@ int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
                         {"store", spec.store},
                         {"units", nlohmann::json::array()},
                         {"counts", counts},
-                        {"not_planned", plan.not_planned}};
+                        {"not_planned", plan.not_planned},
+                        {"memory", memory.to_json()}};
     for (const auto& p : status)
       j["units"].push_back({{"id", p.unit->id},
                             {"kind", p.unit->kind},
@@ -60,7 +78,8 @@ int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
                             {"setting", p.unit->setting},
                             {"state", unit_state_name(p.state)},
                             {"reason", p.reason},
-                            {"deps", p.unit->deps}});
+                            {"deps", p.unit->deps},
+                            {"memory", unit_memory_estimate(spec, *p.unit, memory)}});
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -77,6 +96,7 @@ int print_plan(const std::string& spec_path, const SweepSpec& spec, bool json) {
   }
   std::printf("%zu units: %d done, %d pending, %d rerun\n", status.size(), counts["done"], counts["pending"],
               counts["rerun"]);
+  std::fputs(memory.text().c_str(), stdout);
   for (const auto& e : plan.not_planned)
     std::printf("note: experiment '%s' has no units in this build yet; it is not run\n", e.c_str());
   return 0;
@@ -90,6 +110,10 @@ void add_plan_command(CLI::App& root, CommandAction* action) {
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--show-spec", args->show_spec, "print the spec with the overrides applied (what the store freezes)")
       ->excludes("--json");
+  cmd->add_flag("--memory-only", args->memory_only,
+                "print only the memory each rank needs, from the models' config.json files (no weight is read: "
+                "plan a cluster run before downloading the checkpoints)")
+      ->excludes("--show-spec");
   cmd->footer("Example: linsweep plan examples/fixture.yaml -m context=16,32 experiments.fit.lambda=[0.1,1]");
   cmd->callback([args, action] { *action = [args] { return run_plan(*args); }; });
 }

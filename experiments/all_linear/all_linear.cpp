@@ -174,7 +174,15 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kAllLinearKind{"all_linear", run_all_linear, /*needs_model=*/true};
+// The forward pass and, per batch, the stream entering every selected layer (the prefix cache).
+MemoryNeed all_linear_memory(const MemoryQuery& q) {
+  MemoryNeed n = forward_need(q);
+  const auto layers = static_cast<double>(q.params.at("layers").size());
+  n.activations += layers * static_cast<double>(q.batch * q.context * q.model.d_model) * 4;
+  return n;
+}
+
+const UnitKindRegistrar kAllLinearKind{"all_linear", run_all_linear, /*needs_model=*/true, all_linear_memory};
 
 }  // namespace
 }  // namespace linsweep

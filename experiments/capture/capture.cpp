@@ -188,7 +188,16 @@ UnitResult run_capture(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kCapture{"capture", run_capture, /*needs_model=*/true};
+// The forward pass and, per batch, three of width d per captured layer: the stream entering it,
+// X as captured and X's float32 copy for the shard.
+MemoryNeed capture_memory(const MemoryQuery& q) {
+  MemoryNeed n = forward_need(q);
+  const auto layers = static_cast<double>(q.params.at("layers").size());
+  n.activations += 3 * layers * static_cast<double>(q.batch * q.context * q.model.d_model) * 4;
+  return n;
+}
+
+const UnitKindRegistrar kCapture{"capture", run_capture, /*needs_model=*/true, capture_memory};
 
 // δ of every row of the given shard parts (a layer's gate split: one part per rank of the
 // capture's worker group, concatenated in rank order).

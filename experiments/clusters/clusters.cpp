@@ -149,7 +149,12 @@ UnitResult run_clusters(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kClustersKind{"clusters", run_clusters, /*needs_model=*/false};
+// The gate split's captured rows in float32 and their standardised copy (for the PCA). No model.
+MemoryNeed clusters_memory(const MemoryQuery& q) {
+  return MemoryNeed{.activations = 2 * captured_rows(q, "gate") * static_cast<double>(q.model.d_model) * 4};
+}
+
+const UnitKindRegistrar kClustersKind{"clusters", run_clusters, /*needs_model=*/false, clusters_memory};
 
 void clusters_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows =

@@ -148,7 +148,15 @@ UnitResult run_fit(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kFitKind{"fit", run_fit, /*needs_model=*/false};
+// Every layer's normal equations as read, and one layer's solve (factor, surrogate, residual
+// sums: three d × d in float64). No model.
+MemoryNeed fit_memory(const MemoryQuery& q) {
+  const auto layers = static_cast<double>(q.params.at("layers").size());
+  const auto d = static_cast<double>(q.model.d_model);
+  return MemoryNeed{.statistics = layers * normal_equation_bytes(q.model) + 24 * d * d};
+}
+
+const UnitKindRegistrar kFitKind{"fit", run_fit, /*needs_model=*/false, fit_memory};
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/framework/memory_need.hpp"
 #include "experiments/framework/params.hpp"
 #include "experiments/framework/plan_builder.hpp"
 #include "experiments/framework/sweep.hpp"
@@ -61,6 +62,12 @@ struct UnitKind {
   std::string kind;
   UnitFn run;
   bool needs_model = false;  // the executor loads (or reuses) the unit's model first
+  // Its memory on one rank (memory_need.hpp); empty: forward_need over its context when it
+  // needs a model, nothing beyond the process's own footprint otherwise.
+  MemoryFn memory{};
+  // The need of one of its units: `memory`, or the default above, with at least the model's
+  // weights (the executor holds the model it last loaded while later units of it run).
+  MemoryNeed need(const MemoryQuery& q) const;
 };
 
 // A spec experiment, type-erased: its parameters travel as canonical JSON (every declared key,
@@ -128,8 +135,8 @@ struct ExperimentRegistrar {
   explicit ExperimentRegistrar(ExperimentDef def) { ExperimentRegistry::instance().add(std::move(def)); }
 };
 struct UnitKindRegistrar {
-  UnitKindRegistrar(std::string kind, UnitFn run, bool needs_model) {
-    ExperimentRegistry::instance().add(UnitKind{std::move(kind), std::move(run), needs_model});
+  UnitKindRegistrar(std::string kind, UnitFn run, bool needs_model, MemoryFn memory = {}) {
+    ExperimentRegistry::instance().add(UnitKind{std::move(kind), std::move(run), needs_model, std::move(memory)});
   }
 };
 

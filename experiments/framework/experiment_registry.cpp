@@ -1,4 +1,5 @@
 // The registry of spec experiments and unit kinds.
+#include <algorithm>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -19,6 +20,14 @@ void ExperimentRegistry::add(ExperimentDef def) {
       [](const ExperimentDef& a, const ExperimentDef& b) {
         return a.order != b.order ? a.order < b.order : a.name < b.name;
       });
+}
+
+MemoryNeed UnitKind::need(const MemoryQuery& q) const {
+  MemoryNeed n = memory ? memory(q) : needs_model ? forward_need(q, q.context) : MemoryNeed{};
+  // The executor holds the last model it loaded while it runs the units after it, those that
+  // load none too.
+  n.weights = std::max(n.weights, stage_weight_bytes(q));
+  return n;
 }
 
 void ExperimentRegistry::add(UnitKind kind) {

@@ -68,7 +68,10 @@ const std::string& PlanBuilder::stream_fingerprint(const std::string& model, con
 }
 
 std::map<std::string, std::string> PlanBuilder::inputs(const std::string& model, const std::string& corpus) {
-  return {{"model", model_fingerprint(model)}, {"stream", stream_fingerprint(model, corpus)}};
+  const ModelSpec& m = *sweep_.model(model);
+  return {{"model", model_fingerprint(model)},
+          {"stream", stream_fingerprint(model, corpus)},
+          {"dtype", m.dtype.value_or(sweep_.runtime.dtype)}};
 }
 
 std::string PlanBuilder::add(Unit u, const std::string& slot_suffix) {

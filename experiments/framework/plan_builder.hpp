@@ -52,7 +52,9 @@ class PlanBuilder {
   // split()), the sweep's context and the corpus's format, and the surrogates of λ `lambda`
   // (0: none).
   UnitBasics basics(const std::string& corpus, const std::string& split_name, double lambda = 0) const;
-  // {"model": fingerprint, "stream": fingerprint} of (model, corpus).
+  // {"model": fingerprint, "stream": fingerprint, "dtype": compute dtype} of (model, corpus):
+  // what a unit that runs the model over the corpus computes from, so all of it is its identity
+  // (a unit computed in another precision is another unit).
   std::map<std::string, std::string> inputs(const std::string& model, const std::string& corpus);
   const std::string& model_fingerprint(const std::string& model);
   const std::string& stream_fingerprint(const std::string& model, const std::string& corpus);

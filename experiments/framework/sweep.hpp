@@ -56,6 +56,12 @@ struct RuntimeSpec {
   bool groups_span_nodes = false;  // worker groups of several ranks may span nodes (else refused)
   std::string activation_dtype = "float16";
   std::string communicator = "auto";  // auto | mpi | nccl (orchestrator/run/group_backend.hpp)
+  // The model split by layers over this many consecutive ranks of a worker group, as a number,
+  // or "auto": the fewest that fit memory_per_rank (orchestrator/plan/memory_plan.hpp).
+  std::string stages = "1";
+  // Bytes a rank may hold, as a number or with a unit ("512MiB", "80GB"); "": the device's
+  // free memory, or the node's memory divided by its ranks.
+  std::string memory_per_rank;
 };
 
 struct Sweep {

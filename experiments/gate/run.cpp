@@ -361,7 +361,16 @@ UnitResult run_gate(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true};
+// The forward pass and the captured rows of the gate, select and eval splits in float32, with
+// a standardised copy of the gate split's for PCA and MLP gates.
+MemoryNeed gate_memory(const MemoryQuery& q) {
+  MemoryNeed n = forward_need(q);
+  const double rows = 2 * captured_rows(q, "gate") + captured_rows(q, "select") + captured_rows(q, "eval");
+  n.activations += rows * static_cast<double>(q.model.d_model) * 4;
+  return n;
+}
+
+const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true, gate_memory};
 
 }  // namespace
 }  // namespace linsweep

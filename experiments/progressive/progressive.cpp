@@ -271,7 +271,7 @@ UnitResult run_progressive(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kProgressiveKind{"progressive", run_progressive, /*needs_model=*/false};
+const UnitKindRegistrar kProgressiveKind{"progressive", run_progressive, /*needs_model=*/false, training_memory};
 
 // One line per evaluation (variant, step, phase), in the order the units ran them, PPL and Δ%
 // against the untouched model on every eval corpus side by side.

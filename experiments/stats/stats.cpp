@@ -52,7 +52,17 @@ UnitResult run_stats(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kStats{"stats", run_stats, /*needs_model=*/true};
+// The forward pass, every layer's normal equations, the centred copy of one of them, and a
+// batch's rows in float64.
+MemoryNeed stats_memory(const MemoryQuery& q) {
+  MemoryNeed n = forward_need(q);
+  const auto layers = static_cast<double>(q.params.at("layers").size());
+  const double rows = static_cast<double>(q.batch * q.context);
+  n.statistics = (layers + 1) * normal_equation_bytes(q.model) + rows * static_cast<double>(q.model.d_model) * 16;
+  return n;
+}
+
+const UnitKindRegistrar kStats{"stats", run_stats, /*needs_model=*/true, stats_memory};
 
 }  // namespace
 }  // namespace linsweep

@@ -266,7 +266,15 @@ UnitResult run_token_context(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*needs_model=*/true};
+// The forward pass and four feature sets (X, r, e, c) of the gate split's captured rows.
+MemoryNeed token_context_memory(const MemoryQuery& q) {
+  MemoryNeed n = forward_need(q);
+  n.activations += 4 * captured_rows(q, "gate") * static_cast<double>(q.model.d_model) * 4;
+  return n;
+}
+
+const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*needs_model=*/true,
+                                          token_context_memory};
 
 bool has_interval(const TokenContextRow& r) { return std::isfinite(r.auc_ci_low) && std::isfinite(r.auc_ci_high); }
 

@@ -40,6 +40,17 @@ void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c) {
   c.basics = get_basics(j);
 }
 
+MemoryNeed training_memory(const MemoryQuery& q) {
+  const ModelSize& m = q.model;
+  const double tokens = static_cast<double>(q.params.value("batch", std::int64_t{1}) * q.context);
+  // Per token and layer autograd keeps about ten tensors of width d and four of width d_ff.
+  const double kept = tokens * static_cast<double>(m.layers) *
+                      (10.0 * static_cast<double>(m.d_model) + 4.0 * static_cast<double>(m.d_ff)) * 4;
+  return MemoryNeed{.weights = stage_weight_bytes(q),
+                    .activations = kept + forward_bytes(q, q.context),
+                    .optimizer = 16.0 * static_cast<double>(m.parameters)};
+}
+
 bool training_applies(const TrainingCommonParams& p, const ModelSpec& m) {
   return p.model.empty() || p.model == m.name;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/framework/memory_need.hpp"
 #include "experiments/framework/params.hpp"
 #include "experiments/framework/plan_builder.hpp"
 #include "experiments/framework/unit_params.hpp"
@@ -77,6 +78,10 @@ struct TrainingUnitCommon {
   std::vector<TrainingEval> eval;
 };
 void write_training_common(nlohmann::json& j, const TrainingUnitCommon& c);
+// A training unit on one rank: the executor's model that may still be held (weights), the
+// unit's own float32 copy with its gradients and AdamW's two moments (optimizer, 16 bytes a
+// parameter), and what autograd keeps of a step's forward over its share of the batch.
+MemoryNeed training_memory(const MemoryQuery& q);
 void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c);
 
 // Field visitors for a unit's own parameters, so that one list of `visit(key, member)` calls

@@ -157,8 +157,9 @@ std::vector<Unit> merge_settings(const std::vector<SweepSetting>& settings, std:
 
 }  // namespace
 
-Plan make_plan(const SweepSpec& spec, FileHashCache& files) {
-  const Fingerprinter fingerprints = fingerprinter(files);
+namespace {
+
+Plan expand_plan(const SweepSpec& spec, const Fingerprinter& fingerprints) {
   Plan plan;
   if (spec.settings.empty()) {
     plan.units = expand(spec, fingerprints);
@@ -174,6 +175,15 @@ Plan make_plan(const SweepSpec& spec, FileHashCache& files) {
   std::stable_sort(plan.units.begin(), plan.units.end(),
                    [&](const Unit& a, const Unit& b) { return rank[a.model] < rank[b.model]; });
   return plan;
+}
+
+}  // namespace
+
+Plan make_plan(const SweepSpec& spec, FileHashCache& files) { return expand_plan(spec, fingerprinter(files)); }
+
+Plan make_unfingerprinted_plan(const SweepSpec& spec) {
+  const auto none = [](const auto&...) { return std::string("unfingerprinted"); };
+  return expand_plan(spec, Fingerprinter{none, none});
 }
 
 Plan make_plan(const SweepSpec& spec) {

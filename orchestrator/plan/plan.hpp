@@ -27,6 +27,10 @@ struct Plan {
 Plan make_plan(const SweepSpec& spec, FileHashCache& files);
 // make_plan hashing every file it reads (no cache).
 Plan make_plan(const SweepSpec& spec);
+// The plan's units without reading any weight or corpus file: their ids are not the units'
+// (every fingerprint is a placeholder), so it serves only to plan memory for models whose
+// weights are not here (`plan --memory-only`).
+Plan make_unfingerprinted_plan(const SweepSpec& spec);
 
 // The store's fingerprint cache (STORE/fingerprints.json, docs/store.md), loaded when present:
 // planning an unchanged sweep again then reads no weight or corpus bytes.

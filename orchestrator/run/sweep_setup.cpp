@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "orchestrator/plan/memory_plan.hpp"
 #include "orchestrator/plan/split_check.hpp"
 
 namespace linsweep {
@@ -38,7 +39,8 @@ std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const Ru
   if (check_layout) check_layout(spec);
   FileHashCache fingerprints = fingerprint_cache(spec);
   Plan plan = make_plan(spec, fingerprints);
-  check_splits_fit(spec_path, spec, plan);  // before the store exists
+  check_splits_fit(spec_path, spec, plan);                 // before the store exists
+  check_memory(spec_path, spec, plan_memory(spec, plan));  // before anything runs
   const bool listed = !options.units_file.empty();
   const std::set<std::string> wanted = listed ? read_units_file(options.units_file, plan) : std::set<std::string>{};
   Store store = Store::open_write(spec.store, spec.text, listed);

@@ -35,13 +35,14 @@ AttemptOutcome attempt_unit(UnitExecutor& executor, const Unit& unit, std::size_
   try {
     UnitResult result = executor.run(unit, store, context.group);
     computed = true;
-    result.provenance = {.version = linsweep_version(),
-                         .host = context.host,
-                         .rank = context.rank,
-                         .group_ranks = context.group != nullptr ? context.group->size() : 1,
-                         .communicator = context.group != nullptr ? context.group->backend() : "none",
-                         .started = started,
-                         .finished = unix_now()};
+    UnitProvenance& p = result.provenance;  // the executor set the precision and memory
+    p.version = linsweep_version();
+    p.host = context.host;
+    p.rank = context.rank;
+    p.group_ranks = context.group != nullptr ? context.group->size() : 1;
+    p.communicator = context.group != nullptr ? context.group->backend() : "none";
+    p.started = started;
+    p.finished = unix_now();
     if (context.leader) r.staged = store.stage(result, context.rank);
     r.ok = true;
   } catch (const InterruptedError& e) {

@@ -2,7 +2,10 @@
 #include "orchestrator/run/unit_executor.hpp"
 
 #include "common/errors.hpp"
+#include "common/peak_memory.hpp"
+#include "engine/device_memory.hpp"
 #include "engine/model/load_model.hpp"
+#include "engine/runtime.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "storage/store.hpp"
 
@@ -10,6 +13,19 @@ namespace linsweep {
 
 UnitExecutor::UnitExecutor(const SweepSpec& spec) : spec_(spec) {}
 UnitExecutor::~UnitExecutor() = default;
+
+namespace {
+
+// The dtype of the activation shards a unit writes (its own parameter) or reads (a dependency's).
+std::string activation_dtype_of(const Unit& u, const std::vector<UnitResult>& deps) {
+  if (u.params.is_object() && u.params.contains("activation_dtype"))
+    return u.params["activation_dtype"].get<std::string>();
+  for (const UnitResult& d : deps)
+    if (!d.provenance.activation_dtype.empty()) return d.provenance.activation_dtype;
+  return "";
+}
+
+}  // namespace
 
 UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* group) {
   const ModelSpec* m = spec_.model(u.model);
@@ -44,7 +60,16 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
     }
     in.model = model_->model.get();
   }
-  return kind.run(in);
+  const std::string device = kind.needs_model ? model_->device : resolve_device(spec_.runtime.device);
+  reset_peak_resident();
+  reset_device_peak(device);
+  UnitResult result = kind.run(in);
+  UnitProvenance& p = result.provenance;
+  p.dtype = m->dtype.value_or(spec_.runtime.dtype);
+  p.activation_dtype = activation_dtype_of(u, in.deps);
+  p.peak_host_mib = peak_resident_mib();
+  p.peak_device_mib = device_peak_mib(device);
+  return result;
 }
 
 }  // namespace linsweep

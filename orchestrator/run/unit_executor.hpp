@@ -23,8 +23,9 @@ class UnitExecutor {
   UnitExecutor(const UnitExecutor&) = delete;
   UnitExecutor& operator=(const UnitExecutor&) = delete;
 
-  // The unit's result; `group` (may be null) shards the unit across a worker group, whose
-  // ranks must all call this with the same unit. Throws on any failure of the experiment.
+  // The unit's result, its provenance's precision (dtype, activation_dtype) and peak memory
+  // set; `group` (may be null) shards the unit across a worker group, whose ranks must all
+  // call this with the same unit. Throws on any failure of the experiment.
   UnitResult run(const Unit& unit, const Store& store, Communicator* group);
   // Lets long units see a stop request (see ExperimentInput::stop_requested).
   void set_stop_check(std::function<bool()> check) { stop_check_ = std::move(check); }

@@ -1,6 +1,8 @@
 // The runtime and resources sections' declarations.
 #include "orchestrator/spec/spec_sections.hpp"
 
+#include "common/byte_size.hpp"
+
 namespace linsweep {
 namespace {
 
@@ -8,6 +10,23 @@ std::string device_problem(const std::string& d) {
   if (d == "auto" || d == "cpu" || d == "cuda") return "";
   if (d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.find_first_not_of("0123456789", 5) == std::string::npos) return "";
   return "'" + d + "' is not a device (auto, cpu, cuda or cuda:N)";
+}
+
+std::string stages_problem(const std::string& s) {
+  if (s == "auto") return "";
+  if (!s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos && std::stoi(s) >= 1)
+    return "";
+  return "'" + s + "' is not a number of stages (1 to 9999) or auto";
+}
+
+std::string memory_problem(const std::string& s) {
+  return s.empty() || parse_byte_size(s) ? "" : "'" + s + "' is not a size (bytes, or with a unit: 512MiB, 80GB)";
+}
+
+ParamRange checked(std::string (*problem)(const std::string&)) {
+  ParamRange r;
+  r.check = problem;
+  return r;
 }
 
 ParamRange device_range() {
@@ -24,7 +43,8 @@ const ParamSchema<RuntimeSpec>& runtime_schema() {
     s.add("device", &RuntimeSpec::device, device_range(),
           "`auto` (a GPU by local rank when one is visible), `cpu`, `cuda`, `cuda:N`")
         .add("dtype", &RuntimeSpec::dtype, one_of({"float32", "bfloat16", "float16"}),
-             "compute dtype (a model's own `dtype` overrides it)")
+             "compute dtype (a model's own `dtype` overrides it); part of the identity of every unit that "
+             "runs the model")
         .add("batch", &RuntimeSpec::batch, in_range(1, 1 << 20), "windows per forward pass")
         .add("ranks_per_group", &RuntimeSpec::ranks_per_group, in_range(1, 4096),
              "MPI ranks that share one unit (windows sharded across them)")
@@ -40,7 +60,13 @@ const ParamSchema<RuntimeSpec>& runtime_schema() {
              "activation shards' dtype; part of the identity of the units that write and read them")
         .add("communicator", &RuntimeSpec::communicator, one_of({"auto", "mpi", "nccl"}),
              "how a worker group sums its partial results: `auto` (NCCL when a GPU is visible and `device` is not "
-             "`cpu`, else MPI), `mpi` or `nccl`");
+             "`cpu`, else MPI), `mpi` or `nccl`")
+        .add("stages", &RuntimeSpec::stages, checked(stages_problem),
+             "split each model by layers over this many consecutive ranks of a worker group (`ranks_per_group` a "
+             "multiple of it), or `auto`: the fewest that fit `memory_per_rank`")
+        .add("memory_per_rank", &RuntimeSpec::memory_per_rank, checked(memory_problem),
+             "bytes a rank may hold (`512MiB`, `80GB`); empty: the device's free memory, or the node's memory "
+             "divided by its ranks. `plan`, `run` and `submit` refuse a spec whose estimate exceeds it");
     return s;
   }();
   return s;

@@ -14,6 +14,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "orchestrator/plan/memory_plan.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/plan/split_check.hpp"
 #include "orchestrator/run/sweep_setup.hpp"
@@ -247,6 +248,7 @@ SubmitReport submit_sweep(const std::string& spec_path, const SubmitOptions& opt
   FileHashCache fingerprints = fingerprint_cache(spec);
   const Plan plan = make_plan(spec, fingerprints);
   check_splits_fit(spec_path, spec, plan);
+  check_memory(spec_path, spec, plan_memory(spec, plan));  // before anything runs
   save_fingerprint_cache(fingerprints, spec);
   SubmitReport report;
   report.store = absolute(spec.store);

@@ -17,7 +17,9 @@ SCHEMA_VERSION = 2
 SOURCES = ("units", "consolidated")
 # The columns of linsweep's `units` table (storage/units_table.hpp), in order.
 UNITS_COLUMNS = ["unit", "kind", "slot", "params", "version", "host", "rank", "group_ranks", "communicator", "started",
-                 "finished", "current", "planned_by"]
+                 "finished", "current", "planned_by", "dtype", "activation_dtype", "peak_host_mib", "peak_device_mib"]
+# Those a unit file's attributes give (the others come from the store's plan records).
+_ATTRIBUTE_COLUMNS = [c for c in UNITS_COLUMNS if c not in ("current", "planned_by")]
 _SHARD_FILE = re.compile(r"^layer(\d+)\.part(\d+)\.h5$")
 
 
@@ -249,7 +251,8 @@ class Store:
         """One row per committed unit, superseded ones included: the columns of linsweep's
         `units` table (`unit`, `kind`, `slot`, `params` (the unit's provenance as JSON: slot,
         params, inputs, deps), `version`, `host`, `rank`, `group_ranks`, `started`, `finished`,
-        `current`, `planned_by`; see docs/store.md), then `deps` (JSON list of unit ids) and,
+        `current`, `planned_by`, `dtype`, `activation_dtype`, `peak_host_mib`, `peak_device_mib`; see
+        docs/store.md), then `deps` (JSON list of unit ids) and,
         from the journal's last `committed` line, `time` (seconds since the epoch), `duration`
         (s) and `tokens`. From store.h5 (source "consolidated"), only the units it holds."""
         if self._meta is not None:
@@ -259,11 +262,12 @@ class Store:
             meta = meta.copy() if meta is not None else pd.DataFrame(columns=UNITS_COLUMNS)
         else:
             rows = [self._unit_row(uid, u["attrs"]) for uid, u in self._units().items()]
-            meta = pd.DataFrame(rows, columns=UNITS_COLUMNS[:-2])
+            meta = pd.DataFrame(rows, columns=_ATTRIBUTE_COLUMNS)
             standing = self._standings(meta)
             meta["slot"] = [standing[u][2] for u in meta["unit"]]
             meta["current"] = pd.array([int(standing[u][0]) for u in meta["unit"]], dtype="int64")
             meta["planned_by"] = pd.array([standing[u][1] for u in meta["unit"]], dtype="int64")
+            meta = meta[UNITS_COLUMNS]
         meta["deps"] = [json.dumps(_provenance(p).get("deps", [])) for p in meta["params"]]
         journal = self._journal()
         for col, dtype in (("time", float), ("duration", float), ("tokens", "Int64")):
@@ -288,7 +292,10 @@ class Store:
                 "group_ranks": int(attrs["group_ranks"]) if known else -1,
                 "communicator": attrs.get("communicator", ""),
                 "started": float(attrs["started"]) if known else float("nan"),
-                "finished": float(attrs["finished"]) if known else float("nan")}
+                "finished": float(attrs["finished"]) if known else float("nan"),
+                "dtype": attrs.get("dtype", ""), "activation_dtype": attrs.get("activation_dtype", ""),
+                "peak_host_mib": float(attrs.get("peak_host_mib", float("nan"))),
+                "peak_device_mib": float(attrs.get("peak_device_mib", float("nan")))}
 
     def _plan_records(self):
         """plans/<seq>.json, by seq (docs/store.md, "Slots")."""
