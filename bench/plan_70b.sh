@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The memory plan of a Llama-3-70B sweep on GPUs, on paper (docs/gpu.md, "A model bigger than one
 # GPU"): writes Llama-3-70B's config.json (no weights: `plan --memory-only` reads none) and a spec
-# of every measurement on five of its layers in bfloat16, then prints `linsweep plan --memory-only` for
+# of the measurements a split model runs (stats, fit, all_linear) on five of its layers in bfloat16, then prints `linsweep plan --memory-only` for
 # 4 H100s (80 GB each: 78 GiB a rank) and 2 H200s (141 GB: 139 GiB a rank), with stages: auto.
 # Usage: bench/plan_70b.sh [BUILD_DIR] [--json]
 set -euo pipefail
@@ -32,7 +32,7 @@ splits:
   select: {start: 393216, tokens: 32768}
   eval: {start: 425984, tokens: 65536}
 layers: [0, 20, 40, 60, 79]
-experiments: {fit: {}, all_linear: {}, gate: {}, compound: {}}
+experiments: {fit: {}, all_linear: {}}
 runtime: {device: cuda, dtype: bfloat16, batch: 1, ranks_per_group: $ranks, stages: auto, memory_per_rank: $memory}
 resources: {nodes: 1, tasks_per_node: $((ranks + 1)), gpus_per_node: $ranks}
 YAML

@@ -1,6 +1,7 @@
 // All-reduce of partial sums across the ranks of a worker group: one interface, MPI or NCCL.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,6 +21,13 @@ class Communicator {
   virtual void allreduce_sum(std::span<double> data) = 0;
   virtual void barrier() = 0;
   virtual std::string backend() const = 0;  // "mpi" or "nccl"
+  // Point to point, between the stages of a model split over ranks: `bytes` bytes of `data` to
+  // rank `peer` of this group, which must call recv with the same size. `data` is host memory
+  // for MPI and memory of this rank's device for NCCL (device_memory()). Blocks until the
+  // transfer is done on this side.
+  virtual void send(const void* data, std::size_t bytes, int peer) = 0;
+  virtual void recv(void* data, std::size_t bytes, int peer) = 0;
+  virtual bool device_memory() const { return false; }
 };
 
 // Owns MPI initialisation for the process (MPI_Init_thread, MPI_Finalize on destruction).

@@ -37,6 +37,9 @@ MpiSession::~MpiSession() {
 
 namespace {
 
+constexpr std::size_t kPiece = std::size_t{1} << 30;
+constexpr int kStageTag = 21;  // this communicator is a duplicate: no other message shares it
+
 // RAII owner of a duplicated MPI communicator.
 class MpiCommunicator : public Communicator {
  public:
@@ -57,6 +60,18 @@ class MpiCommunicator : public Communicator {
   }
   void barrier() override { MPI_CHECK(MPI_Barrier(comm_)); }
   std::string backend() const override { return "mpi"; }
+  // In pieces of at most 1 GiB: MPI counts are int.
+  void send(const void* data, std::size_t bytes, int peer) override {
+    const auto* p = static_cast<const char*>(data);
+    for (std::size_t at = 0; at < bytes; at += kPiece)
+      MPI_CHECK(MPI_Send(p + at, static_cast<int>(std::min(kPiece, bytes - at)), MPI_BYTE, peer, kStageTag, comm_));
+  }
+  void recv(void* data, std::size_t bytes, int peer) override {
+    auto* p = static_cast<char*>(data);
+    for (std::size_t at = 0; at < bytes; at += kPiece)
+      MPI_CHECK(MPI_Recv(p + at, static_cast<int>(std::min(kPiece, bytes - at)), MPI_BYTE, peer, kStageTag, comm_,
+                         MPI_STATUS_IGNORE));
+  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

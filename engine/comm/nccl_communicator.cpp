@@ -74,6 +74,21 @@ class NcclCommunicator : public Communicator {
     allreduce_sum(std::span<double>(&x, 1));
   }
   std::string backend() const override { return "nccl"; }
+  // The data is on this rank's device, written by torch's stream: the device is synchronised
+  // first so that NCCL's own stream reads it whole.
+  void send(const void* data, std::size_t bytes, int peer) override {
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    NCCL_CHECK(ncclSend(data, bytes, ncclUint8, peer, comm_, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void recv(void* data, std::size_t bytes, int peer) override {
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    NCCL_CHECK(ncclRecv(data, bytes, ncclUint8, peer, comm_, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  bool device_memory() const override { return true; }
 
  private:
   int rank_ = 0, size_ = 1, device_ = 0;

@@ -85,6 +85,7 @@ at::Tensor all_window_ids(const Windows& windows, const at::Device& device) {
 
 at::Tensor token_nll(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids) {
   const std::int64_t n = ids.size(0), T = ids.size(1);
+  if (!model.scores()) return at::zeros({n, T - 1}, hidden.options().dtype(at::kDouble));  // another stage scores
   const std::int64_t chunk = hidden.device().is_cpu() ? kHeadChunkElements : kDeviceHeadChunkElements;
   const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, chunk / ((T - 1) * model.config().vocab_size));
   at::Tensor h = hidden.narrow(1, 0, T - 1);                   // [n, T-1, d]: position t predicts t+1

@@ -24,7 +24,8 @@ at::Tensor all_window_ids(const Windows& windows, const at::Device& device);
 // Per-token NLL [n, T−1] in float64 on hidden's device for final hidden states hidden [n, T, d]
 // of windows `ids` [n, T]: position t predicts token t+1, nll = m + log Σ exp(l − m) − l_target
 // with the max m and the target logit exact in float32 and the sum of exp in float32, combined
-// in float64. Never synchronises with the host. Call under inference mode.
+// in float64; zeros on a stage of a split model that does not score (LanguageModel::scores).
+// Never synchronises with the host. Call under inference mode.
 at::Tensor token_nll(LanguageModel& model, const at::Tensor& hidden, const at::Tensor& ids);
 
 // Sums each window's row of token_nll [n, T−1] (any device; copied to the host here) in

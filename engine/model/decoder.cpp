@@ -15,6 +15,7 @@
 #include <string>
 
 #include "engine/model/architecture_registry.hpp"
+#include "engine/model/built_layer.hpp"
 #include "engine/model/attention.hpp"
 #include "engine/model/dense.hpp"
 #include "engine/model/language_model.hpp"
@@ -176,7 +177,12 @@ class DecoderBody : public torch::nn::Module {
     torch::nn::init::normal_(embed_tokens_->weight, 0.0, 0.02);
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
-      layers_.push_back(std::make_shared<DecoderLayer>(c, i));
+      if (!c.builds_layer(i)) {
+        layers_.push_back(nullptr);
+        list->push_back(absent_layer());
+        continue;
+      }
+      layers_.push_back(held_layer(std::make_shared<DecoderLayer>(c, i), c));
       list->push_back(layers_.back());
     }
     register_module("layers", list);

@@ -10,6 +10,7 @@
 
 #include "engine/model/activation.hpp"
 #include "engine/model/architecture_registry.hpp"
+#include "engine/model/built_layer.hpp"
 #include "engine/model/attention.hpp"
 #include "engine/model/gpt2_config.hpp"
 #include "engine/model/language_model.hpp"
@@ -93,7 +94,12 @@ class Gpt2Model : public LanguageModel {
     torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
-      blocks_.push_back(std::make_shared<Gpt2Block>(c, i));
+      if (!c.builds_layer(i)) {
+        blocks_.push_back(nullptr);
+        list->push_back(absent_layer());
+        continue;
+      }
+      blocks_.push_back(held_layer(std::make_shared<Gpt2Block>(c, i), c));
       list->push_back(blocks_.back());
     }
     register_module("h", list);

@@ -10,6 +10,7 @@
 
 #include "engine/model/activation.hpp"
 #include "engine/model/architecture_registry.hpp"
+#include "engine/model/built_layer.hpp"
 #include "engine/model/attention.hpp"
 #include "engine/model/dense.hpp"
 #include "engine/model/gpt_neox_config.hpp"
@@ -90,7 +91,12 @@ class NeoxBody : public torch::nn::Module {
     torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
-      layers_.push_back(std::make_shared<NeoxLayer>(c));
+      if (!c.builds_layer(i)) {
+        layers_.push_back(nullptr);
+        list->push_back(absent_layer());
+        continue;
+      }
+      layers_.push_back(held_layer(std::make_shared<NeoxLayer>(c), c));
       list->push_back(layers_.back());
     }
     register_module("layers", list);

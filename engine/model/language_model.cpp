@@ -36,11 +36,18 @@ at::Tensor LanguageModel::mlp_stream(int64_t layer, const at::Tensor& h) {
 }
 
 void LanguageModel::reset_hooks() {
-  for (auto& h : hooks_) {
+  for (int64_t l = 0; l < config_.n_layers; ++l) {
+    MlpHook& h = hook(l);
     h.use_mlp();
     h.clear_capture();
     h.moe().reset();
   }
+}
+
+int64_t LanguageModel::parameter_count() const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  return n;
 }
 
 at::Tensor causal_mask(int64_t t, const at::Device& device) {

@@ -49,10 +49,17 @@ class LanguageModel : public torch::nn::Module {
 
   const ModelConfig& config() const noexcept { return config_; }
   int64_t num_layers() const noexcept { return config_.n_layers; }
-  // Throws ModelError when layer is out of range.
-  MlpHook& hook(int64_t layer);
+  // Throws ModelError when layer is out of range. Virtual: a model that wraps another hands out
+  // the hooks of the one that runs the layers (staged_model.hpp).
+  virtual MlpHook& hook(int64_t layer);
   // Resets every hook to the plain MLP with no capture, and its experts (MoeHook::reset).
   void reset_hooks();
+  // Whether this process computes the model's outputs: false on every stage of a model split
+  // over ranks but the last, whose token_nll is then zeros (the stages' sums add up to the
+  // model's).
+  virtual bool scores() const { return true; }
+  // The model's parameters, counted once: the whole model's, also for a model split over ranks.
+  virtual int64_t parameter_count() const;
 
  protected:
   ModelConfig config_;

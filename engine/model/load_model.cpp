@@ -13,6 +13,7 @@
 #include "common/mapped_file.hpp"
 #include "engine/model/architecture_registry.hpp"
 #include "engine/model/hf_weights.hpp"
+#include "engine/model/model_stages.hpp"
 #include "engine/model/shape_text.hpp"
 #include "engine/runtime.hpp"
 #include "engine/safetensors_tensor.hpp"
@@ -22,6 +23,20 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The layer a checkpoint tensor belongs to ("model.layers.17.mlp…" → 17), or −1 for the
+// embedding, the head and the final norm.
+std::int64_t layer_of(const std::string& name, const Architecture& arch) {
+  std::string rest = name;
+  for (const auto& prefix : arch.checkpoint_prefixes)
+    if (rest.rfind(prefix, 0) == 0) rest = rest.substr(prefix.size());
+  const std::string& layers = arch.mlp.layer_prefix;
+  if (rest.rfind(layers, 0) != 0) return -1;
+  const auto dot = rest.find('.', layers.size());
+  const std::string index = rest.substr(layers.size(), dot == std::string::npos ? std::string::npos : dot - layers.size());
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) return -1;
+  return std::stoll(index);
 }
 
 }  // namespace
@@ -65,7 +80,13 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
                      " holds only " + std::to_string(stored) + " weights");
 
   torch::NoGradGuard no_grad;
-  auto model = ArchitectureRegistry::instance().build(config, dir + "/config.json");
+  ModelConfig built = config;
+  built.built_dtype = options.dtype;
+  if (options.stages > 1) {
+    const StageLayers mine = split_stages(config, options.stages).at(static_cast<std::size_t>(options.stage));
+    built.built_first = mine.first, built.built_end = mine.end;
+  }
+  auto model = ArchitectureRegistry::instance().build(built, dir + "/config.json");
   // The module goes to its device and dtype before the weights arrive: each tensor of the file
   // then travels once, in the dtype it is stored in, straight into its parameter (converted
   // there), so a model for a GPU, or in bfloat16, is never held whole in float32 on the host.
@@ -98,10 +119,16 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
     stored_dtypes.insert(dtype_name(info->dtype));
     used.insert(key);
   }
+  std::int64_t other_stages = 0;  // parameters of the layers other stages hold
   for (const auto& name : ckpt.names()) {
     if (used.count(name) != 0) continue;
+    const std::int64_t layer = layer_of(name, arch);
     bool ignorable = false;
     for (const auto& suffix : arch.ignored_suffixes) ignorable = ignorable || ends_with(name, suffix);
+    if (layer >= 0 && !built.builds_layer(layer)) {
+      if (!ignorable) other_stages += ckpt.find(name)->numel();
+      continue;
+    }
     if (!ignorable)
       throw ModelError(where + ": unexpected tensor '" + name + "' for a " + config.architecture +
                        " model with this config.json (wrong architecture or layer count?)");
@@ -110,6 +137,7 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
   out.model = model;
   out.device = device;
   out.dtype = dtype;
+  out.parameter_count = other_stages;
   for (const auto& p : model->parameters()) out.parameter_count += p.numel();
   for (const auto& d : stored_dtypes) out.checkpoint_dtypes += (out.checkpoint_dtypes.empty() ? "" : ",") + d;
   return out;

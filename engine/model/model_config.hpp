@@ -112,6 +112,17 @@ struct ModelConfig {
   }
   // Whether `layer`'s MLP is a mixture of experts.
   bool sparse(std::int64_t layer) const noexcept { return moe.sparse(layer); }
+
+  // Which of its layers this process builds, for a model split by layers over ranks
+  // (runtime.stages; model_stages.hpp): [built_first, built_end), every layer when built_end is
+  // 0; and the dtype each layer is converted to as soon as it is built ("": float32), so that a
+  // model loaded in bfloat16 is never held whole in float32. Neither is read from or written
+  // to config.json.
+  std::int64_t built_first = 0, built_end = 0;
+  std::string built_dtype;
+  bool builds_layer(std::int64_t layer) const noexcept {
+    return built_end == 0 || (layer >= built_first && layer < built_end);
+  }
   bool operator==(const ModelConfig&) const = default;
 };
 

@@ -143,8 +143,7 @@ UnitResult run_all_linear(const ExperimentInput& in) {
   const double tokens = static_cast<double>(w.count * (context - 1));
   const std::vector<double> base = block(nll, 0, count);
   const double ppl_base = perplexity(base, tokens);
-  std::int64_t params = 0;
-  for (const auto& t : model.parameters()) params += t.numel();
+  const std::int64_t params = model.parameter_count();
   std::vector<AllLinearRow> rows;
   for (std::size_t k = 0; k < L; ++k) {
     const std::vector<double> lin = block(nll, 1 + k, count);
@@ -182,7 +181,8 @@ MemoryNeed all_linear_memory(const MemoryQuery& q) {
   return n;
 }
 
-const UnitKindRegistrar kAllLinearKind{"all_linear", run_all_linear, /*needs_model=*/true, all_linear_memory};
+const UnitKindRegistrar kAllLinearKind{"all_linear", run_all_linear, /*needs_model=*/true, all_linear_memory,
+                                       /*runs_split=*/true};
 
 }  // namespace
 }  // namespace linsweep

@@ -156,7 +156,7 @@ MemoryNeed fit_memory(const MemoryQuery& q) {
   return MemoryNeed{.statistics = layers * normal_equation_bytes(q.model) + 24 * d * d};
 }
 
-const UnitKindRegistrar kFitKind{"fit", run_fit, /*needs_model=*/false, fit_memory};
+const UnitKindRegistrar kFitKind{"fit", run_fit, /*needs_model=*/false, fit_memory, /*runs_split=*/true};
 
 }  // namespace
 

@@ -53,6 +53,10 @@ struct ExperimentInput {
   // The unit's worker group when several ranks share it (windows sharded, sums all-reduced);
   // null for a single rank. Every rank of the group runs the unit with the same input.
   Communicator* group = nullptr;
+  // With the model split over `stages` consecutive ranks of the group (runtime.stages), this
+  // rank holds stage `stage`; the group's windows are sharded over its replicas (group size /
+  // stages), and every rank of a replica runs the same windows (model is a StagedModel).
+  std::int64_t stage = 0, stages = 1;
 };
 
 using UnitFn = std::function<UnitResult(const ExperimentInput&)>;
@@ -65,6 +69,10 @@ struct UnitKind {
   // Its memory on one rank (memory_need.hpp); empty: forward_need over its context when it
   // needs a model, nothing beyond the process's own footprint otherwise.
   MemoryFn memory{};
+  // Whether it runs on a model split by layers over ranks (runtime.stages: the model it gets is
+  // a StagedModel, engine/model/staged_model.hpp) or on no model at all; a spec with stages
+  // whose plan holds a unit of another kind is refused.
+  bool runs_split = false;
   // The need of one of its units: `memory`, or the default above, with at least the model's
   // weights (the executor holds the model it last loaded while later units of it run).
   MemoryNeed need(const MemoryQuery& q) const;
@@ -125,6 +133,8 @@ class ExperimentRegistry {
   // Throws InputError("unknown unit kind 'x' (known: ...)").
   const UnitKind& kind(const std::string& kind) const;
   std::vector<std::string> experiment_names() const;
+  // Every unit kind, sorted.
+  std::vector<std::string> kind_names() const;
 
  private:
   std::vector<ExperimentDef> experiments_;
@@ -135,8 +145,9 @@ struct ExperimentRegistrar {
   explicit ExperimentRegistrar(ExperimentDef def) { ExperimentRegistry::instance().add(std::move(def)); }
 };
 struct UnitKindRegistrar {
-  UnitKindRegistrar(std::string kind, UnitFn run, bool needs_model, MemoryFn memory = {}) {
-    ExperimentRegistry::instance().add(UnitKind{std::move(kind), std::move(run), needs_model, std::move(memory)});
+  UnitKindRegistrar(std::string kind, UnitFn run, bool needs_model, MemoryFn memory = {}, bool runs_split = false) {
+    ExperimentRegistry::instance().add(
+        UnitKind{std::move(kind), std::move(run), needs_model, std::move(memory), runs_split});
   }
 };
 

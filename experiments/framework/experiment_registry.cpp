@@ -54,6 +54,13 @@ std::vector<std::string> ExperimentRegistry::experiment_names() const {
   return out;
 }
 
+std::vector<std::string> ExperimentRegistry::kind_names() const {
+  std::vector<std::string> out;
+  for (const auto& k : kinds_) out.push_back(k.kind);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 const UnitKind& ExperimentRegistry::kind(const std::string& kind) const {
   for (const auto& k : kinds_)
     if (k.kind == kind) return k;

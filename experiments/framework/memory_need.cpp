@@ -6,8 +6,10 @@
 namespace linsweep {
 
 double stage_weight_bytes(const MemoryQuery& q) {
-  return static_cast<double>(q.model.parameters) * q.model.weight_bytes /
-         static_cast<double>(std::max<std::int64_t>(1, q.stages));
+  const double stages = static_cast<double>(std::max<std::int64_t>(1, q.stages));
+  const double outer = static_cast<double>(std::min(q.model.outer_parameters, q.model.parameters));
+  const double layers = static_cast<double>(q.model.parameters) - outer;
+  return (layers / stages + outer) * q.model.weight_bytes;
 }
 
 double forward_bytes(const MemoryQuery& q, std::int64_t context) {

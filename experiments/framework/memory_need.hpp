@@ -15,6 +15,8 @@ namespace linsweep {
 // The sizes of a model that its memory depends on.
 struct ModelSize {
   std::int64_t parameters = 0;
+  // Of those, the ones every stage of a split model holds: the embedding and the head.
+  std::int64_t outer_parameters = 0;
   std::int64_t d_model = 0, d_ff = 0, layers = 0, vocab = 0, heads = 0;
   double weight_bytes = 4;  // bytes a rank holds per weight: its compute dtype's size
 };
@@ -42,7 +44,8 @@ struct MemoryNeed {
 
 using MemoryFn = std::function<MemoryNeed(const MemoryQuery&)>;
 
-// The weights a rank of the unit's model holds: parameters × weight_bytes / stages.
+// The weights a rank of the unit's model holds: its stage's share of the layers' parameters,
+// and the embedding and the head (outer_parameters), times weight_bytes.
 double stage_weight_bytes(const MemoryQuery& q);
 // The peak of one forward pass over a batch: the residual stream and one layer's attention and
 // MLP intermediates in float32, and the head's logits with their log-softmax.

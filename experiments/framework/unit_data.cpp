@@ -82,11 +82,15 @@ AffineMap surrogate_map(const UnitResult& fit, const std::string& model, const s
 HookReset::~HookReset() { model_.reset_hooks(); }
 
 Windows my_shard(const ExperimentInput& in, const Windows& w) {
-  return in.group == nullptr ? w : shard_windows(w, in.group->rank(), in.group->size(), in.batch);
+  if (in.group == nullptr) return w;
+  return shard_windows(w, in.group->rank() / static_cast<int>(in.stages), in.group->size() / static_cast<int>(in.stages),
+                       in.batch);
 }
 
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w) {
-  return in.group == nullptr ? 0 : shard_begin(w.count, in.group->rank(), in.group->size(), in.batch);
+  if (in.group == nullptr) return 0;
+  return shard_begin(w.count, in.group->rank() / static_cast<int>(in.stages),
+                     in.group->size() / static_cast<int>(in.stages), in.batch);
 }
 
 std::pair<double, double> bootstrap_delta_interval(const std::vector<double>& a, const std::vector<double>& b,

@@ -32,7 +32,8 @@ double perplexity(const std::vector<double>& window_nll, double tokens);
 std::vector<double> block(const std::vector<double>& v, std::size_t k, std::size_t count);
 
 // This rank's contiguous shard of `w` within in.group (all of `w` without a group), in whole
-// batches of in.batch windows, so that each window meets the same batch as in one process.
+// batches of in.batch windows, so that each window meets the same batch as in one process. With
+// the model split over stages, the shard of this rank's replica (its stages share it).
 Windows my_shard(const ExperimentInput& in, const Windows& w);
 // First window index of this rank's shard.
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w);

@@ -30,7 +30,7 @@ const ExperimentRegistrar kNoop{make_experiment<NoopParams>(
 
 UnitResult run_noop(const ExperimentInput& in) { return unit_result(in); }
 
-const UnitKindRegistrar kNoopKind{"noop", run_noop, /*needs_model=*/false};
+const UnitKindRegistrar kNoopKind{"noop", run_noop, /*needs_model=*/false, {}, /*runs_split=*/true};
 
 }  // namespace
 }  // namespace linsweep

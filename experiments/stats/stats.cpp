@@ -62,7 +62,7 @@ MemoryNeed stats_memory(const MemoryQuery& q) {
   return n;
 }
 
-const UnitKindRegistrar kStats{"stats", run_stats, /*needs_model=*/true, stats_memory};
+const UnitKindRegistrar kStats{"stats", run_stats, /*needs_model=*/true, stats_memory, /*runs_split=*/true};
 
 }  // namespace
 }  // namespace linsweep

@@ -2,6 +2,7 @@
 #include "orchestrator/plan/memory_plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@ ModelSize shape_of(const ModelSpec& m, const std::string& runtime_dtype) {
   const ModelConfig c = read_model_config(m.path);
   const Architecture& a = ArchitectureRegistry::instance().get(c.architecture, m.path);
   return ModelSize{.parameters = a.count_parameters(c),
+                   .outer_parameters = c.vocab_size * c.d_model * (c.tied_head ? 1 : 2),
                    .d_model = c.d_model,
                    .d_ff = c.d_ff,
                    .layers = c.n_layers,
@@ -121,6 +123,15 @@ double unit_memory_estimate(const SweepSpec& spec, const Unit& unit, const Memor
          ExperimentRegistry::instance().kind(unit.kind).need(query_of(spec, unit, shape, memory.stages)).total();
 }
 
+namespace {
+std::vector<std::string> split_kinds() {
+  std::vector<std::string> kinds;
+  for (const auto& name : ExperimentRegistry::instance().kind_names())
+    if (ExperimentRegistry::instance().kind(name).runs_split && name != "noop") kinds.push_back(name);
+  return kinds;
+}
+}  // namespace
+
 void check_memory(const std::string& spec_path, const SweepSpec& spec, const MemoryPlan& memory) {
   const bool automatic = spec.runtime.stages == "auto";
   if (memory.peak() > memory.limit) {
@@ -136,6 +147,23 @@ void check_memory(const std::string& spec_path, const SweepSpec& spec, const Mem
         byte_size_text(memory.process), automatic ? "even with " : "", memory.stages, memory.stages == 1 ? "" : "s",
         byte_size_text(memory.limit), memory.limit_source));
   }
+  if (memory.stages > 1) {
+    std::vector<std::string> whole;
+    for (const auto& r : memory.rows)
+      if (!ExperimentRegistry::instance().kind(r.kind).runs_split &&
+          std::find(whole.begin(), whole.end(), r.kind) == whole.end())
+        whole.push_back(r.kind);
+    if (!whole.empty())
+      throw SpecError(fmt::format(
+          "{}: runtime.stages: {} stages split each model by layers, and units of kind {} run only on a whole "
+          "model (a split model runs {}; docs/spec.md, \"Memory\")",
+          spec_path, memory.stages, fmt::join(whole, ", "), fmt::join(split_kinds(), ", ")));
+  }
+  for (const auto& m : spec.models)
+    if (memory.stages > m.layers)
+      throw SpecError(fmt::format("{}: runtime.stages: {} stages split model {}, which has {} layer{} (a stage "
+                                  "holds at least one layer)",
+                                  spec_path, memory.stages, m.name, m.layers, m.layers == 1 ? "" : "s"));
   if (spec.runtime.ranks_per_group % memory.stages == 0) return;
   if (automatic)
     throw SpecError(fmt::format(

@@ -47,8 +47,9 @@ MemoryPlan plan_memory(const SweepSpec& spec, const Plan& plan);
 double unit_memory_estimate(const SweepSpec& spec, const Unit& unit, const MemoryPlan& memory);
 
 // Throws SpecError (exit 2) "<spec>: runtime.memory_per_rank: ..." naming the largest need, its
-// parts, the limit and where it came from, when the plan's peak exceeds the limit; and when the
-// stages do not divide runtime.ranks_per_group.
+// parts, the limit and where it came from, when the plan's peak exceeds the limit; and
+// "<spec>: runtime.stages: ..." when a split model would run a kind that needs a whole one, has
+// fewer layers than stages, or the stages do not divide runtime.ranks_per_group.
 void check_memory(const std::string& spec_path, const SweepSpec& spec, const MemoryPlan& memory);
 
 }  // namespace linsweep

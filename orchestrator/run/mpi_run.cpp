@@ -68,9 +68,9 @@ void check_layout(const SweepSpec& spec, const std::string& spec_path, int size,
 std::string setup_payload(const std::string& spec_path, const RunOptions& options, int size, const RankNodes& nodes,
                           std::unique_ptr<SweepSetup>* setup) {
   try {
-    *setup =
-        prepare_sweep(spec_path, options, [&](const SweepSpec& spec) { check_layout(spec, spec_path, size, nodes); });
-    return nlohmann::json({{"ok", true}, {"plan", plan_to_json((*setup)->plan)}}).dump();
+    *setup = prepare_sweep(spec_path, options,
+                           [&](const SweepSpec& spec, std::int64_t) { check_layout(spec, spec_path, size, nodes); });
+    return nlohmann::json({{"ok", true}, {"plan", plan_to_json((*setup)->plan)}, {"stages", (*setup)->stages}}).dump();
   } catch (const Error& e) {
     return nlohmann::json({{"ok", false}, {"error", user_message(e)}, {"code", static_cast<int>(e.exit_code())}})
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -120,7 +120,15 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
     // all-reduce take MPI's, which needs no GPU context.
     const std::string backend = rank == 0 ? "" : group_backend(spec.runtime, rpg);
     auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, backend.empty() ? "mpi" : backend);
-    if (rank != 0) return run_worker_loop(spec, worker_plan, rank, rpg, backend.empty() ? nullptr : group.get());
+    // A model split over stages: the consecutive ranks of each replica point to point (collective).
+    const auto stages = head["stages"].get<std::int64_t>();
+    std::unique_ptr<Communicator> replica;
+    if (stages > 1)
+      replica = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / static_cast<int>(stages),
+                                        backend.empty() ? "mpi" : backend);
+    if (rank != 0)
+      return run_worker_loop(spec, worker_plan, rank, rpg, backend.empty() ? nullptr : group.get(),
+                             StageContext{stages, replica.get()});
     MpiPool pool((size - 1) / rpg, rpg);
     return run_loop(setup->spec, setup->plan, setup->status, setup->store, pool, options);
   } catch (const std::exception& e) {

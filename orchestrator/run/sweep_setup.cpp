@@ -33,20 +33,23 @@ void report_store_recovery(const Store& store, bool quiet) {
 
 }  // namespace
 
-std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const RunOptions& options,
-                                          const std::function<void(const SweepSpec&)>& check_layout) {
+std::unique_ptr<SweepSetup> prepare_sweep(
+    const std::string& spec_path, const RunOptions& options,
+    const std::function<void(const SweepSpec&, std::int64_t stages)>& check_layout) {
   SweepSpec spec = load_spec(spec_path, options.store_override, options.overrides);
-  if (check_layout) check_layout(spec);
   FileHashCache fingerprints = fingerprint_cache(spec);
   Plan plan = make_plan(spec, fingerprints);
-  check_splits_fit(spec_path, spec, plan);                 // before the store exists
-  check_memory(spec_path, spec, plan_memory(spec, plan));  // before anything runs
+  check_splits_fit(spec_path, spec, plan);  // before the store exists
+  const MemoryPlan memory = plan_memory(spec, plan);
+  check_memory(spec_path, spec, memory);  // before anything runs
+  if (check_layout) check_layout(spec, memory.stages);
   const bool listed = !options.units_file.empty();
   const std::set<std::string> wanted = listed ? read_units_file(options.units_file, plan) : std::set<std::string>{};
   Store store = Store::open_write(spec.store, spec.text, listed);
   if (listed) restrict_plan(wanted, store.committed_units(), &plan);
   save_fingerprint_cache(fingerprints, spec);  // the store exists now
-  auto setup = std::make_unique<SweepSetup>(SweepSetup{std::move(spec), std::move(plan), std::move(store), {}});
+  auto setup =
+      std::make_unique<SweepSetup>(SweepSetup{std::move(spec), std::move(plan), std::move(store), {}, memory.stages});
   setup->status = plan_status(setup->plan, &setup->store);
   report_store_recovery(setup->store, options.quiet);
   for (const auto& e : setup->plan.not_planned) std::fprintf(stderr, "run: skipped %s\n", e.c_str());

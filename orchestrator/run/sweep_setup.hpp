@@ -2,6 +2,7 @@
 // opened for writing and the status of each planned unit.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,18 +22,21 @@ struct SweepSetup {
   Plan plan;
   Store store;
   std::vector<PlannedUnit> status;  // plan_status(plan, &store) before anything was written
+  std::int64_t stages = 1;          // runtime.stages, resolved by the memory plan
 };
 
-// Loads and validates the spec (with options.overrides), lets `check_layout` refuse it for the
-// ranks it will run on (SpecError; may be empty), plans it, reads the --units list, opens the
+// Loads and validates the spec (with options.overrides), plans it and its memory (refused over
+// runtime.memory_per_rank), lets `check_layout` refuse it for the ranks it will run on and the
+// stages it resolved to (SpecError; may be empty), reads the --units list, opens the
 // store for writing (shared with --units), restricts the plan to the list, reads every
 // committed unit's header and the journal (a corrupt store is refused here, before any file of
 // it is written), reports what the store recovered, prints the units --units left out,
 // records run.json for `resume`, and, without --units, records the plan (Store::record_plan:
 // its units become their slots' current ones). Throws SpecError, InputError or StorageError (exit 2 for bad
 // input), DiskFullError. The result is heap-allocated because `status` points into `plan`.
-std::unique_ptr<SweepSetup> prepare_sweep(const std::string& spec_path, const RunOptions& options,
-                                          const std::function<void(const SweepSpec&)>& check_layout = {});
+std::unique_ptr<SweepSetup> prepare_sweep(
+    const std::string& spec_path, const RunOptions& options,
+    const std::function<void(const SweepSpec&, std::int64_t stages)>& check_layout = {});
 
 // slot -> unit id of every unit of `plan`, for Store::record_plan.
 std::map<std::string, std::string> plan_slots(const Plan& plan);

@@ -5,13 +5,15 @@
 #include "common/peak_memory.hpp"
 #include "engine/device_memory.hpp"
 #include "engine/model/load_model.hpp"
+#include "engine/model/model_stages.hpp"
+#include "engine/model/staged_model.hpp"
 #include "engine/runtime.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "storage/store.hpp"
 
 namespace linsweep {
 
-UnitExecutor::UnitExecutor(const SweepSpec& spec) : spec_(spec) {}
+UnitExecutor::UnitExecutor(const SweepSpec& spec, StageContext stages) : spec_(spec), stages_(stages) {}
 UnitExecutor::~UnitExecutor() = default;
 
 namespace {
@@ -26,6 +28,17 @@ std::string activation_dtype_of(const Unit& u, const std::vector<UnitResult>& de
 }
 
 }  // namespace
+
+LoadedModel UnitExecutor::load_held_model(const ModelSpec& m) const {
+  const ModelOptions options{spec_.runtime.device, m.dtype.value_or(spec_.runtime.dtype),
+                             stages_.stages > 1 ? stages_.replica->rank() : 0, stages_.stages};
+  LoadedModel loaded = load_model(m.path, options);
+  if (stages_.stages > 1)
+    loaded.model = std::make_shared<StagedModel>(loaded.model, *stages_.replica,
+                                                 split_stages(loaded.config(), stages_.stages),
+                                                 loaded.parameter_count);
+  return loaded;
+}
 
 UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* group) {
   const ModelSpec* m = spec_.model(u.model);
@@ -54,12 +67,12 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
     if (held_ != u.model) {
       model_.reset();  // free the previous model before loading the next
       held_.clear();
-      model_ = std::make_unique<LoadedModel>(
-          load_model(m->path, ModelOptions{spec_.runtime.device, m->dtype.value_or(spec_.runtime.dtype)}));
+      model_ = std::make_unique<LoadedModel>(load_held_model(*m));
       held_ = u.model;
     }
     in.model = model_->model.get();
   }
+  if (stages_.stages > 1) in.stage = stages_.replica->rank(), in.stages = stages_.stages;
   const std::string device = kind.needs_model ? model_->device : resolve_device(spec_.runtime.device);
   reset_peak_resident();
   reset_device_peak(device);

@@ -14,11 +14,20 @@ namespace linsweep {
 class Communicator;
 class Store;
 struct LoadedModel;
+struct ModelSpec;
 
-// Keeps the last model loaded, so consecutive units of one model load it once. Not thread safe.
+// A worker rank's part of a model split over stages (runtime.stages): how many stages, and the
+// communicator over its replica (null with one stage).
+struct StageContext {
+  std::int64_t stages = 1;
+  Communicator* replica = nullptr;
+};
+
+// Keeps the last model loaded, so consecutive units of one model load it once. With stages, it
+// loads this rank's stage and runs it as a StagedModel. Not thread safe.
 class UnitExecutor {
  public:
-  explicit UnitExecutor(const SweepSpec& spec);
+  explicit UnitExecutor(const SweepSpec& spec, StageContext stages = {});
   ~UnitExecutor();
   UnitExecutor(const UnitExecutor&) = delete;
   UnitExecutor& operator=(const UnitExecutor&) = delete;
@@ -33,7 +42,11 @@ class UnitExecutor {
   const std::string& held_model() const noexcept { return held_; }
 
  private:
+  // `m` loaded as this rank holds it: its stage, as a StagedModel, with stages.
+  LoadedModel load_held_model(const ModelSpec& m) const;
+
   const SweepSpec& spec_;
+  StageContext stages_;
   std::string held_;
   std::unique_ptr<LoadedModel> model_;
   std::function<bool()> stop_check_;

@@ -30,10 +30,11 @@ namespace {
 
 }  // namespace
 
-int run_worker_loop(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator* group) {
+int run_worker_loop(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator* group,
+                    StageContext stages) {
   const int g = (rank - 1) / rpg;
   const Store store = Store::open_read(spec.store);
-  UnitExecutor executor(spec);
+  UnitExecutor executor(spec, stages);
   executor.set_stop_check([] { return SignalRecorder::received() != 0; });
   AttemptContext context;
   context.group = group;

@@ -1,6 +1,8 @@
 // A worker rank of an MPI sweep: run what rank 0 assigns, report, until told to stop.
 #pragma once
 
+#include "orchestrator/run/unit_executor.hpp"
+
 namespace linsweep {
 
 class Communicator;
@@ -14,6 +16,7 @@ struct SweepSpec;
 // (SignalRecorder) reaches long units as a checkpoint-and-stop. A unit that fails inside a group of several ranks ends
 // the job (MPI_Abort): the other ranks may be waiting in a collective that will never complete. Returns the exit code
 // rank 0 sent.
-int run_worker_loop(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator* group);
+int run_worker_loop(const SweepSpec& spec, const Plan& plan, int rank, int rpg, Communicator* group,
+                    StageContext stages = {});
 
 }  // namespace linsweep

@@ -1,0 +1,61 @@
+// A model split by layers over the consecutive ranks of a replica (runtime.stages; docs/spec.md,
+// "Memory"), run by every rank of the replica in lockstep: each rank executes the same
+// experiment code, and the model makes that code compute each layer once. A rank holds its
+// stage's layers, and the embedding and the head. run_layer computes a layer on the rank that
+// holds it and, after the last layer of a stage, sends the stream to the next stage (MPI point
+// to point on CPUs, NCCL on GPUs), which returns it as that layer's output; the others pass
+// their stream through unchanged. A run_layer of a stage's last layer therefore always moves the
+// stream, also inside mlp_stream. Only the last stage scores (scores()): token_nll is zeros on
+// the others, so a sum over the ranks of the replica (and over the replicas) is the model's. Every rank has every layer's hook;
+// only the holder's runs, so sums a hook gathers are the holder's (zeros elsewhere).
+// Collective over the replica: every rank must make the same calls in the same order. Not
+// thread safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/model/language_model.hpp"
+#include "engine/model/model_stages.hpp"
+
+namespace linsweep {
+
+class StagedModel : public LanguageModel {
+ public:
+  // `inner` holds stage `replica.rank()` of `stages` (as load_model builds it); `replica` is
+  // the communicator over the replica's ranks, in stage order, and must outlive the model;
+  // `whole_parameters` is the unsplit model's count (LoadedModel::parameter_count).
+  StagedModel(std::shared_ptr<LanguageModel> inner, Communicator& replica, std::vector<StageLayers> stages,
+              int64_t whole_parameters);
+
+  // Every stage embeds (it holds the embedding): stage 0's stream is the one that runs.
+  at::Tensor embed(const at::Tensor& ids) override;
+  at::Tensor run_layer(int64_t layer, const at::Tensor& h) override;
+  // The last stage's norm; the others pass h through.
+  at::Tensor final_norm(const at::Tensor& h) override;
+  // The last stage only: throws ModelError on the others, which hold no scored stream.
+  at::Tensor head(const at::Tensor& h) override;
+  at::Tensor input_embedding(const at::Tensor& ids) override;
+  MlpHook& hook(int64_t layer) override;
+  bool scores() const override;
+  int64_t parameter_count() const override { return whole_parameters_; }
+
+  std::int64_t stage() const noexcept { return stage_; }
+  std::int64_t stages() const noexcept { return static_cast<std::int64_t>(stages_.size()); }
+
+ private:
+  std::int64_t stage_of(int64_t layer) const;
+  // h of the previous stage, sent by it into a stream of h's shape here.
+  at::Tensor receive_like(const at::Tensor& h);
+  void send_on(const at::Tensor& h);
+
+  std::shared_ptr<LanguageModel> inner_;
+  Communicator& replica_;
+  std::vector<StageLayers> stages_;
+  std::int64_t stage_ = 0;
+  int64_t whole_parameters_ = 0;
+};
+
+}  // namespace linsweep
