@@ -16,6 +16,13 @@ std::string delta_cell(double d, double lo, double hi) {
   return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}]{}", d, lo, hi, zero ? " †" : "");
 }
 
+std::string correlation_cell(double r, double lo, double hi, std::int64_t n, bool flagged) {
+  const std::string value = std::isfinite(r) ? fmt::format("{:+.3f}", r) : "n/a";
+  const std::string interval =
+      std::isfinite(r) && std::isfinite(lo) && std::isfinite(hi) ? fmt::format(" [{:+.3f}, {:+.3f}]", lo, hi) : "";
+  return value + interval + ", n = " + std::to_string(n) + (flagged ? " ‡" : "");
+}
+
 std::string signed2(double v) { return fmt::format("{:+.2f}", v); }
 
 std::string count_si(double v) {

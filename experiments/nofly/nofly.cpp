@@ -3,8 +3,8 @@
 // observations, mean δ above an absolute threshold or in the top share, > 60% of δ positive),
 // tested on target corpora with the surrogate refitted there: how many listed tokens are found
 // (≥3 observations), stay listed, or flip (mean δ < 0), and the Pearson r of per-token mean δ
-// over the listed tokens found and over every token seen ≥3 times on both (docs/methods.md,
-// "Routing lists").
+// over the listed tokens found and over every token seen ≥3 times on both, each with its n and a
+// bootstrap interval over tokens (docs/methods.md, "Routing lists").
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -15,7 +15,7 @@
 #include "experiments/framework/capture_data.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "experiments/framework/unit_data.hpp"
-#include "experiments/numerics/classification.hpp"
+#include "experiments/numerics/correlation.hpp"
 #include "experiments/numerics/degenerate.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/section.hpp"
@@ -34,6 +34,8 @@ struct NoflyParams {
   double min_mean_delta = 0.05;
   double top = 0;
   double min_positive = 0.6;
+  std::int64_t bootstrap = 1000;
+  std::int64_t seed = 0;
 };
 
 const ParamSchema<NoflyParams>& nofly_schema() {
@@ -50,7 +52,10 @@ const ParamSchema<NoflyParams>& nofly_schema() {
                "mean δ above which a token is listed (when top is 0)")
           .add("top", &NoflyParams::top, unit_interval(),
                "list the share of tokens with the largest positive mean δ instead (0: use min_mean_delta)")
-          .add("min_positive", &NoflyParams::min_positive, unit_interval(), "share of a token's δ that must be > 0");
+          .add("min_positive", &NoflyParams::min_positive, unit_interval(), "share of a token's δ that must be > 0")
+          .add("bootstrap", &NoflyParams::bootstrap, at_least(1),
+               "bootstrap resamples of tokens for each Pearson r's 95% interval")
+          .add("seed", &NoflyParams::seed, at_least(0), "seed of the bootstrap");
   return s;
 }
 
@@ -60,9 +65,10 @@ struct NoflyUnitParams {
   std::string key;
   std::int64_t min_count = 0, min_found = 0;
   double min_mean_delta = 0, top = 0, min_positive = 0;
+  std::int64_t bootstrap = 0, seed = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NoflyUnitParams, layer, corpora, key, min_count, min_found, min_mean_delta, top,
-                                   min_positive)
+                                   min_positive, bootstrap, seed)
 
 struct NoflyRow {
   std::string model;
@@ -75,6 +81,7 @@ struct NoflyRow {
   std::int64_t shared = 0;
   double pearson_r_listed = 0;
   std::string flag;
+  double pearson_r_ci_low = 0, pearson_r_ci_high = 0, pearson_r_listed_ci_low = 0, pearson_r_listed_ci_high = 0;
 };
 
 const TableDef<NoflyRow>& nofly_table() {
@@ -95,7 +102,14 @@ const TableDef<NoflyRow>& nofly_table() {
           .added("shared", &NoflyRow::shared, "tokens seen min_found times on both corpora")
           .added("pearson_r_listed", &NoflyRow::pearson_r_listed, "r of per-token mean δ over the `found` tokens")
           .added("flag", &NoflyRow::flag,
-                 "why the row is not a measurement: an empty list, an undefined r (\"\": it is)");
+                 "why the row is not a measurement: an empty list, an r undefined or over fewer than 10 tokens "
+                 "(\"\": it is)")
+          .added("pearson_r_ci_low", &NoflyRow::pearson_r_ci_low,
+                 "95% bootstrap interval of pearson_r, tokens resampled (n = shared)")
+          .added("pearson_r_ci_high", &NoflyRow::pearson_r_ci_high, "its upper end")
+          .added("pearson_r_listed_ci_low", &NoflyRow::pearson_r_listed_ci_low,
+                 "95% bootstrap interval of pearson_r_listed, tokens resampled (n = found)")
+          .added("pearson_r_listed_ci_high", &NoflyRow::pearson_r_listed_ci_high, "its upper end");
   return t;
 }
 const TableRegistrar kNoflyTable{nofly_table().schema()};
@@ -140,7 +154,9 @@ void expand_nofly(const NoflyParams& p, PlanBuilder& b) {
                       .min_found = p.min_found,
                       .min_mean_delta = p.min_mean_delta,
                       .top = p.top,
-                      .min_positive = p.min_positive};
+                      .min_positive = p.min_positive,
+                      .bootstrap = p.bootstrap,
+                      .seed = p.seed};
     std::vector<std::string> deps = {b.provide("capture", m, source)};
     for (const auto& t : nofly_targets(p, b.sweep()))
       u.corpora.push_back(t), deps.push_back(b.provide("capture", m, t));
@@ -196,8 +212,10 @@ bool is_listed(const TokenDelta& t, std::int64_t min_count, double threshold, co
          static_cast<double>(t.positive) > p.min_positive * static_cast<double>(t.count);
 }
 
+// The row of one target, with both correlations (each with its n and interval) in `found_r`
+// and `shared_r`.
 NoflyRow test_list(const std::vector<std::int32_t>& list, const TokenDeltas& source, const TokenDeltas& target,
-                   const NoflyUnitParams& p) {
+                   const NoflyUnitParams& p, Correlation* found_r, Correlation* shared_r) {
   NoflyRow row;
   row.listed = static_cast<std::int64_t>(list.size()), row.key = p.key;
   row.target_threshold = list_threshold(target, p.min_found, p);
@@ -217,9 +235,13 @@ NoflyRow test_list(const std::vector<std::int32_t>& list, const TokenDeltas& sou
     if (t.count >= p.min_found && it != target.end() && it->second.count >= p.min_found)
       a.push_back(t.mean()), b.push_back(it->second.mean());
   }
-  row.shared = static_cast<std::int64_t>(a.size());
-  row.pearson_r = pearson_r(a, b);
-  row.pearson_r_listed = pearson_r(listed_src, listed_tgt);
+  const auto seed = static_cast<std::uint64_t>(p.seed);
+  *shared_r = correlate(a, b, {}, p.bootstrap, seed);
+  *found_r = correlate(listed_src, listed_tgt, {}, p.bootstrap, seed);
+  row.shared = shared_r->n;
+  row.pearson_r = shared_r->r, row.pearson_r_ci_low = shared_r->ci_low, row.pearson_r_ci_high = shared_r->ci_high;
+  row.pearson_r_listed = found_r->r, row.pearson_r_listed_ci_low = found_r->ci_low;
+  row.pearson_r_listed_ci_high = found_r->ci_high;
   return row;
 }
 
@@ -240,16 +262,15 @@ UnitResult run_nofly(const ExperimentInput& in) {
   std::vector<NoflyRow> rows;
   for (std::size_t k = 1; k < corpora.size(); ++k) {
     const auto target = per_token(read_captured(in.store, in.deps[k], "gate", p.layer), p.key, in.unit_id);
-    NoflyRow row = test_list(list, source, target, p);
+    Correlation found_r, shared_r;
+    NoflyRow row = test_list(list, source, target, p, &found_r, &shared_r);
     row.model = in.model_name, row.layer = p.layer, row.source = corpora[0], row.target = corpora[k];
     row.threshold = threshold;
     row.flag = nofly_flag({.min_count = p.min_count,
                            .eligible = eligible,
                            .listed = row.listed,
-                           .found = row.found,
-                           .shared = row.shared,
-                           .pearson_r = row.pearson_r,
-                           .pearson_r_listed = row.pearson_r_listed});
+                           .listed_r = found_r,
+                           .shared_r = shared_r});
     rows.push_back(std::move(row));
   }
   UnitResult out = unit_result(in);
@@ -259,6 +280,8 @@ UnitResult run_nofly(const ExperimentInput& in) {
 
 const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false};
 
+bool correlation_flagged(double r, std::int64_t n) { return !std::isfinite(r) || n < kMinCorrelationN; }
+
 void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows = nofly_table().sorted_rows(
       tables, [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
@@ -266,17 +289,23 @@ void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   ReportTable rt{"routing_lists",
                  "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",
                  {"model", "layer", "key", "source → target", "mean δ to list", "listed", "found", "still listed",
-                  "flipped", "r over found", "r over shared (n)", "flag"},
+                  "flipped", "r over found [95% CI], n", "r over shared [95% CI], n", "flag"},
                  {},
-                 "Tokens are keyed by the token δ scores (predicted) or the input token. r over found is the "
-                 "paper's: per-token mean δ on source and target over the listed tokens found on the target; "
-                 "r over shared takes every token seen min_found times on both.",
+                 std::string("Tokens are keyed by the token δ scores (predicted) or the input token. r over found is "
+                             "the paper's: per-token mean δ on source and target over the listed tokens found on the "
+                             "target; r over shared takes every token seen min_found times on both; intervals "
+                             "resample tokens. ") +
+                     kFewPairsNote + ".",
                  "Table 5"};
   for (const auto& r : rows)
     rt.rows.push_back({r.model, std::to_string(r.layer), r.key, r.source + " → " + r.target, num(r.threshold, 3),
                        std::to_string(r.listed), std::to_string(r.found), std::to_string(r.still_listed),
-                       std::to_string(r.flipped), num(r.pearson_r_listed, 3),
-                       num(r.pearson_r, 3) + " (" + std::to_string(r.shared) + ")", r.flag});
+                       std::to_string(r.flipped),
+                       correlation_cell(r.pearson_r_listed, r.pearson_r_listed_ci_low, r.pearson_r_listed_ci_high,
+                                        r.found, correlation_flagged(r.pearson_r_listed, r.found)),
+                       correlation_cell(r.pearson_r, r.pearson_r_ci_low, r.pearson_r_ci_high, r.shared,
+                                        correlation_flagged(r.pearson_r, r.shared)),
+                       r.flag});
   out->push_back(std::move(rt));
 }
 
