@@ -1,10 +1,11 @@
-// `nofly`: routing lists. Tokens, keyed by the token each δ scores (the predicted one) or by the
-// input token, whose linearisation at layer ℓ hurts consistently on a source corpus (≥10
-// observations, mean δ above an absolute threshold or in the top share, > 60% of δ positive),
-// tested on target corpora with the surrogate refitted there: how many listed tokens are found
-// (≥3 observations), stay listed, or flip (mean δ < 0), and the Pearson r of per-token mean δ
-// over the listed tokens found and over every token seen ≥3 times on both, each with its n and a
-// bootstrap interval over tokens (docs/methods.md, "Routing lists").
+// `nofly`: routing lists. Tokens, keyed by the input token (the one a router sees at t: a
+// deployable list) or by the token each δ scores (the predicted one, which no router knows: a
+// diagnostic of which tokens are hurt), whose linearisation at layer ℓ hurts consistently on a
+// source corpus (≥10 observations, mean δ above an absolute threshold or in the top share, > 60%
+// of δ positive), tested on target corpora with the surrogate refitted there: how many listed
+// tokens are found (≥3 observations), stay listed, or flip (mean δ < 0), and the Pearson r of
+// per-token mean δ over the listed tokens found and over every token seen ≥3 times on both, each
+// with its n and a bootstrap interval over tokens (docs/methods.md, "Routing lists").
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -28,7 +29,7 @@ struct NoflyParams {
   std::int64_t layer = -1;
   std::string source;
   std::vector<std::string> targets;
-  std::string key = "predicted";
+  std::string key = "input";
   std::int64_t min_count = 10;
   std::int64_t min_found = 3;
   double min_mean_delta = 0.05;
@@ -44,8 +45,9 @@ const ParamSchema<NoflyParams>& nofly_schema() {
           .add("layer", &NoflyParams::layer, at_least(-1), "the layer (−1: each model's middle layer)")
           .corpus("source", &NoflyParams::source, "corpus the list is built on (empty: the first)")
           .corpora("targets", &NoflyParams::targets, "corpora it is tested on (empty: every other)")
-          .add("key", &NoflyParams::key, one_of({"predicted", "input"}),
-               "a δ counts for the token it scores (predicted, t+1) or the token at its position (input, t)")
+          .add("key", &NoflyParams::key, one_of({"input", "predicted"}),
+               "a δ counts for the token at its position (input, t: a deployable routing list) or the token it "
+               "scores (predicted, t+1: which tokens are hurt, not deployable)")
           .add("min_count", &NoflyParams::min_count, at_least(1), "observations of a token to list it")
           .add("min_found", &NoflyParams::min_found, at_least(1), "observations to count a token on a target and in r")
           .add("min_mean_delta", &NoflyParams::min_mean_delta, any_value(),
@@ -282,31 +284,46 @@ const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false};
 
 bool correlation_flagged(double r, std::int64_t n) { return !std::isfinite(r) || n < kMinCorrelationN; }
 
+// The routing lists of one key: deployable (input) or which tokens are hurt (predicted).
+ReportTable nofly_report_table(const std::vector<const NoflyRow*>& rows, bool deployable) {
+  ReportTable rt{deployable ? "routing_lists" : "nofly_predicted",
+                 deployable ? "Routing lists (No-Fly), deployable: keyed by the input token, built on the source "
+                              "corpus, tested on the target with a refitted surrogate"
+                            : "Which tokens are hurt (not deployable): No-Fly lists keyed by the predicted token",
+                 {"model", "layer", "source → target", "mean δ to list", "listed", "found", "still listed", "flipped",
+                  "r over found [95% CI], n", "r over shared [95% CI], n", "flag"},
+                 {},
+                 std::string(deployable ? "Keyed by the input token at t, the one a router sees: a list a router can "
+                                          "apply. "
+                                        : "Keyed by the token δ scores (t + 1), as the paper's code keys them: no "
+                                          "router knows it at t, so these lists say which tokens are hurt and route "
+                                          "nothing. ") +
+                     "r over found is the paper's: per-token mean δ on source and target over the listed tokens found "
+                     "on the target; r over shared takes every token seen min_found times on both; intervals resample "
+                     "tokens. " +
+                     kFewPairsNote + ".",
+                 deployable ? "Table 5" : ""};
+  for (const NoflyRow* r : rows)
+    rt.rows.push_back({r->model, std::to_string(r->layer), r->source + " → " + r->target, num(r->threshold, 3),
+                       std::to_string(r->listed), std::to_string(r->found), std::to_string(r->still_listed),
+                       std::to_string(r->flipped),
+                       correlation_cell(r->pearson_r_listed, r->pearson_r_listed_ci_low, r->pearson_r_listed_ci_high,
+                                        r->found, correlation_flagged(r->pearson_r_listed, r->found)),
+                       correlation_cell(r->pearson_r, r->pearson_r_ci_low, r->pearson_r_ci_high, r->shared,
+                                        correlation_flagged(r->pearson_r, r->shared)),
+                       r->flag});
+  return rt;
+}
+
+// The deployable lists first; a row without a key (a file written before the column) counted
+// each δ for the input token.
 void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows = nofly_table().sorted_rows(
       tables, [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
-  if (rows.empty()) return;
-  ReportTable rt{"routing_lists",
-                 "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",
-                 {"model", "layer", "key", "source → target", "mean δ to list", "listed", "found", "still listed",
-                  "flipped", "r over found [95% CI], n", "r over shared [95% CI], n", "flag"},
-                 {},
-                 std::string("Tokens are keyed by the token δ scores (predicted) or the input token. r over found is "
-                             "the paper's: per-token mean δ on source and target over the listed tokens found on the "
-                             "target; r over shared takes every token seen min_found times on both; intervals "
-                             "resample tokens. ") +
-                     kFewPairsNote + ".",
-                 "Table 5"};
-  for (const auto& r : rows)
-    rt.rows.push_back({r.model, std::to_string(r.layer), r.key, r.source + " → " + r.target, num(r.threshold, 3),
-                       std::to_string(r.listed), std::to_string(r.found), std::to_string(r.still_listed),
-                       std::to_string(r.flipped),
-                       correlation_cell(r.pearson_r_listed, r.pearson_r_listed_ci_low, r.pearson_r_listed_ci_high,
-                                        r.found, correlation_flagged(r.pearson_r_listed, r.found)),
-                       correlation_cell(r.pearson_r, r.pearson_r_ci_low, r.pearson_r_ci_high, r.shared,
-                                        correlation_flagged(r.pearson_r, r.shared)),
-                       r.flag});
-  out->push_back(std::move(rt));
+  std::vector<const NoflyRow*> input, predicted;
+  for (const auto& r : rows) (r.key == "predicted" ? predicted : input).push_back(&r);
+  if (!input.empty()) out->push_back(nofly_report_table(input, true));
+  if (!predicted.empty()) out->push_back(nofly_report_table(predicted, false));
 }
 
 const SectionRegistrar kNoflySection{{"nofly", 45, nofly_tables, {}}};
