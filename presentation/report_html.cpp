@@ -266,10 +266,14 @@ std::string contents_html(const Arrangement& a, const std::vector<ReportTable>& 
     list(a.paper, true);
     o += "</li>\n";
   }
-  if (!tables.empty()) {
-    o += "<li><a href=\"#tables\">Tables</a>\n<ol>\n";
-    for (const auto& t : tables) o += "<li><a href=\"#table-" + t.name + "\">" + esc(t.title) + "</a></li>\n";
-    o += "</ol>\n</li>\n";
+  for (const bool diagnostic : {false, true}) {
+    std::string items;
+    for (const auto& t : tables)
+      if (t.diagnostic == diagnostic) items += "<li><a href=\"#table-" + t.name + "\">" + esc(t.title) + "</a></li>\n";
+    if (!items.empty())
+      o += std::string(diagnostic ? "<li><a href=\"#diagnostics\">Diagnostics</a>\n"
+                                  : "<li><a href=\"#tables\">Tables</a>\n") +
+           "<ol>\n" + items + "</ol>\n</li>\n";
   }
   if (!a.by_model.empty()) {
     o += "<li><a href=\"#models\">Per model</a>\n<ol>\n";
@@ -327,10 +331,15 @@ std::string render_html(const Provenance& provenance, const ReportTable& finding
     for (const Figure* f : a.paper) o += figure_html(*f);
     o += "</section>\n";
   }
-  if (!tables.empty()) {
-    o += "<section id=\"tables\">\n<h2>Tables</h2>\n";
-    for (const auto& t : tables) o += table_html(t);
-    o += "</section>\n";
+  for (const bool diagnostic : {false, true}) {
+    std::string body;
+    for (const auto& t : tables)
+      if (t.diagnostic == diagnostic) body += table_html(t);
+    if (!body.empty())
+      o += std::string(diagnostic ? "<section id=\"diagnostics\">\n<h2>Diagnostics</h2>\n<p class=\"note\">Checks "
+                                    "of the method, not results: each compares runs that should agree.</p>\n"
+                                  : "<section id=\"tables\">\n<h2>Tables</h2>\n") +
+           body + "</section>\n";
   }
   if (!a.by_model.empty()) o += models_html(a);
   if (!a.other.empty()) {
@@ -346,12 +355,11 @@ HtmlReportFiles write_html_report(const Store& store, const std::string& out_dir
   std::string shown;                         // a sweep's settings: the one the sections show
   const TableSet tables = filter_to_one_setting(all, &shown);
   std::vector<ReportTable> report = build_report(tables);
-  if (!shown.empty())
-    report.insert(report.begin(), settings_table(compare_settings(store, all.at(units_table().name())), shown));
+  if (!shown.empty()) report.push_back(settings_table(compare_settings(store, all.at(units_table().name())), shown));
   ReportTable findings = findings_table(collect_findings(tables));
   if (!shown.empty() && !findings.rows.empty())
     findings.note += " The page shows setting " + shown +
-                     " of the sweep; the table \"Settings side by side\" (under Tables) compares every setting.";
+                     " of the sweep; the table \"Settings side by side\" (under Diagnostics) compares every setting.";
   const std::vector<Figure> figures = build_figures(tables, store);
   Provenance provenance = read_provenance(store, all);
   provenance.written_by = version;

@@ -19,7 +19,9 @@ class Store;
 // that it reads the same from a file, a web server or an e-mail attachment. Tables link to
 // `csv/<name>.csv`, figures to `figures/<stem>.svg` (relative). `now` is printed as the time
 // the report was written (seconds since the epoch). The page opens with `findings`
-// (presentation/findings.hpp), then the contents and results; the provenance comes last.
+// (presentation/findings.hpp), then the contents, the paper's figures, the tables (those marked
+// `diagnostic` in a section after the others), each model's figures and the other figures; the
+// provenance comes last.
 std::string render_html(const Provenance& provenance, const ReportTable& findings,
                         const std::vector<ReportTable>& tables, const std::vector<Figure>& figures, double now);
 
