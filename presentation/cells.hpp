@@ -18,6 +18,14 @@ std::string signed2(double v);
 // "" for a count below zero (unknown).
 std::string count_si(double v);
 
+// For the report's opening sentences: "+1.23% (95% CI +0.50 to +2.10)" (a Δ% and its interval),
+// "0.623 (95% CI 0.580 to 0.661)" (an AUC, three decimals); the interval is left out where it
+// is not finite.
+std::string pct_sentence(double d, double lo, double hi);
+// The same with another unit after the value: signed_sentence(-0.5, -0.9, -0.1, " points").
+std::string signed_sentence(double v, double lo, double hi, const std::string& unit);
+std::string auc_sentence(double v, double lo, double hi);
+
 // A correlation with its interval and n: "+0.42 [+0.10, +0.70], n = 12", without the interval
 // where it is not finite (rows written before it), with " ‡" when `flagged` (undefined, or n
 // below the minimum its experiment states).

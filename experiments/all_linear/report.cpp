@@ -324,8 +324,30 @@ void all_linear_findings(const TableSet& tables, std::vector<Finding>* out) {
   }
 }
 
+// The cheapest and the most expensive layer of the whole store: the lowest and the highest
+// select-split Δ% among the rows that have one (none without), reported on eval.
+void all_linear_headlines(const TableSet& tables, std::vector<std::string>* out) {
+  const auto rows = all_linear_table().rows(tables);
+  std::vector<const AllLinearRow*> chosen;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& r : rows)
+    if (std::isfinite(r.select_delta_pct)) chosen.push_back(&r), pairs.insert({r.model, r.corpus});
+  if (chosen.empty()) return;
+  const Extremes e = extremes(chosen);
+  const auto where = [](const AllLinearRow& r) {
+    return "layer " + std::to_string(r.layer) + " of " + r.model + " on " + r.corpus;
+  };
+  out->push_back(fmt::format(
+      "Replacing one layer's MLP by its affine surrogate at every position costs least at {}: {} perplexity on the "
+      "eval split, against {} at the most expensive, {} (the lowest and highest select-split costs of {} layers in "
+      "{} model–corpus pairs).",
+      where(*e.cheapest), pct_sentence(e.cheapest->delta_pct, e.cheapest->ci_low, e.cheapest->ci_high),
+      pct_sentence(e.dearest->delta_pct, e.dearest->ci_low, e.dearest->ci_high), where(*e.dearest), chosen.size(),
+      pairs.size()));
+}
+
 const SectionRegistrar kAllLinearSection{
-    {"all_linear", 20, all_linear_tables, all_linear_figures, all_linear_findings}};
+    {"all_linear", 20, all_linear_tables, all_linear_figures, all_linear_findings, all_linear_headlines}};
 
 }  // namespace
 }  // namespace linsweep

@@ -6,6 +6,8 @@
 // tokens are found (≥3 observations), stay listed, or flip (mean δ < 0), and the Pearson r of
 // per-token mean δ over the listed tokens found and over every token seen ≥3 times on both, each
 // with its n and a bootstrap interval over tokens (docs/methods.md, "Routing lists").
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -326,7 +328,35 @@ void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   if (!predicted.empty()) out->push_back(nofly_report_table(predicted, false));
 }
 
-const SectionRegistrar kNoflySection{{"nofly", 45, nofly_tables, {}}};
+// "r = +0.42 (95% CI +0.10 to +0.70, n = 12)", or with fewer than kMinCorrelationN tokens
+// "r = -1.000 over 2 tokens, under the minimum n = 10: not a measurement".
+std::string correlation_sentence(double r, double lo, double hi, std::int64_t n) {
+  if (!std::isfinite(r)) return "r undefined over " + std::to_string(n) + " tokens";
+  if (n < kMinCorrelationN)
+    return fmt::format("r = {:+.3f} over {} tokens, under the minimum n = {}: not a measurement", r, n,
+                       kMinCorrelationN);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return fmt::format("r = {:+.3f} (n = {})", r, n);
+  return fmt::format("r = {:+.3f} (95% CI {:+.3f} to {:+.3f}, n = {})", r, lo, hi, n);
+}
+
+// The deployable routing list (keyed by the input token) of the first model, layer, source and
+// target in name order, a rule that reads no result.
+void nofly_headlines(const TableSet& tables, std::vector<std::string>* out) {
+  const auto rows = nofly_table().sorted_rows(
+      tables, [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
+  const auto it = std::find_if(rows.begin(), rows.end(), [](const NoflyRow& r) { return r.key != "predicted"; });
+  if (it == rows.end() || it->listed == 0) return;
+  const NoflyRow& r = *it;
+  out->push_back(fmt::format(
+      "A routing list keyed by the input token, which a router can apply, lists {} tokens of {} at layer {} on {}; "
+      "{} of them are seen on {} ({} still listed there, {} with a negative mean δ), and their mean δ on the two "
+      "corpora correlates with {} (over every token both corpora see, {}).",
+      r.listed, r.model, r.layer, r.source, r.found, r.target, r.still_listed, r.flipped,
+      correlation_sentence(r.pearson_r_listed, r.pearson_r_listed_ci_low, r.pearson_r_listed_ci_high, r.found),
+      correlation_sentence(r.pearson_r, r.pearson_r_ci_low, r.pearson_r_ci_high, r.shared)));
+}
+
+const SectionRegistrar kNoflySection{{"nofly", 45, nofly_tables, {}, {}, nofly_headlines}};
 
 }  // namespace
 }  // namespace linsweep

@@ -1,6 +1,6 @@
 // Nothing is chosen on the eval split: planted eval numbers that would reverse a choice leave
-// progressive's layer order, and every layer a report table or finding names as best, cheapest
-// or most expensive, as the select split chose them. (The gate variant and the
+// progressive's layer order, and every layer a report table, finding or opening sentence names
+// as best, cheapest or most expensive, as the select split chose them. (The gate variant and the
 // label threshold: test_gate.cpp poisons the eval split's δ.)
 #include <algorithm>
 #include <functional>
@@ -148,7 +148,7 @@ TEST_CASE("choices: planted eval costs change neither progressive's order nor th
     CHECK(progressive_order(executor.run(progressive, Store::open_read(dir / "store"), nullptr)) == chosen);
   }
 
-  {  // every table and finding that names a layer picks it on select
+  {  // every table, finding and sentence that names a layer picks it on select
     std::map<std::string, Table> tables = Store::open_read(dir / "store").read_tables();
     Table& g = tables.at("gates");
     const int selected = g.column_index("selected");
@@ -185,5 +185,11 @@ TEST_CASE("choices: planted eval costs change neither progressive's order nor th
     CHECK(findings.at("chosen gate vs random routing, Δ% difference").find("best layer L" + best + " ") !=
           std::string::npos);
     for (const auto& [topic, text] : findings) CHECK(text.find("chosen on eval") == std::string::npos);
+
+    const std::vector<std::string> headlines = collect_headlines(tables);
+    REQUIRE(headlines.size() == 2);  // all_linear's and gate's
+    CHECK(headlines[0].find("costs least at layer " + cheapest + " of m on c") != std::string::npos);
+    CHECK(headlines[0].find("the most expensive, layer " + dearest + " of m on c") != std::string::npos);
+    CHECK(headlines[1].find("layer " + best + " of m on c") != std::string::npos);
   }
 }
