@@ -94,11 +94,13 @@ def bootstrap_r(a, b, group, rng, n_draws=8000):
     the draws and the share left out."""
     _, g = np.unique(group, return_inverse=True)
     groups = g.max() + 1
-    weight = rng.multinomial(groups, np.full(groups, 1 / groups), size=n_draws)[:, g].astype(float)
+    weight = rng.multinomial(groups, np.full(groups, 1 / groups), size=n_draws).astype(float)  # draws × groups
     x, y = a - a.mean(), b - b.mean()
-    n, sx, sy = weight.sum(1), weight @ x, weight @ y
-    sxx, syy, sxy = weight @ (x * x) - sx * sx / n, weight @ (y * y) - sy * sy / n, weight @ (x * y) - sx * sy / n
-    ok = (sxx > 1e-12 * np.abs(weight @ (x * x))) & (syy > 1e-12 * np.abs(weight @ (y * y)))
+    per = lambda v: np.bincount(g, weights=v, minlength=groups)  # noqa: E731 (each group's sum)
+    n, sx, sy = weight @ per(np.ones_like(x)), weight @ per(x), weight @ per(y)
+    xx, yy = weight @ per(x * x), weight @ per(y * y)
+    sxx, syy, sxy = xx - sx * sx / n, yy - sy * sy / n, weight @ per(x * y) - sx * sy / n
+    ok = (sxx > 1e-12 * xx) & (syy > 1e-12 * yy)
     r = sxy[ok] / np.sqrt(sxx[ok] * syy[ok])
     return np.clip(r, -1, 1), 1 - ok.mean()
 
