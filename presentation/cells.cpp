@@ -16,6 +16,25 @@ std::string delta_cell(double d, double lo, double hi) {
   return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}]{}", d, lo, hi, zero ? " †" : "");
 }
 
+std::string signed_sentence(double v, double lo, double hi, const std::string& unit) {
+  const std::string s = fmt::format("{:+.2f}", v) + unit;
+  return std::isfinite(lo) && std::isfinite(hi) ? s + fmt::format(" (95% CI {:+.2f} to {:+.2f})", lo, hi) : s;
+}
+
+std::string pct_sentence(double d, double lo, double hi) { return signed_sentence(d, lo, hi, "%"); }
+
+std::string auc_sentence(double v, double lo, double hi) {
+  const std::string s = fmt::format("{:.3f}", v);
+  return std::isfinite(lo) && std::isfinite(hi) ? s + fmt::format(" (95% CI {:.3f} to {:.3f})", lo, hi) : s;
+}
+
+std::string correlation_cell(double r, double lo, double hi, std::int64_t n, bool flagged) {
+  const std::string value = std::isfinite(r) ? fmt::format("{:+.3f}", r) : "n/a";
+  const std::string interval =
+      std::isfinite(r) && std::isfinite(lo) && std::isfinite(hi) ? fmt::format(" [{:+.3f}, {:+.3f}]", lo, hi) : "";
+  return value + interval + ", n = " + std::to_string(n) + (flagged ? " ‡" : "");
+}
+
 std::string signed2(double v) { return fmt::format("{:+.2f}", v); }
 
 std::string count_si(double v) {

@@ -14,6 +14,14 @@ std::vector<Finding> collect_findings(const TableSet& tables) {
   return out;
 }
 
+std::vector<std::string> collect_headlines(const TableSet& tables) {
+  std::vector<std::string> out;
+  for (const auto& section : summary_sections())
+    if (section.headlines) section.headlines(tables, &out);
+  if (out.size() > kMaxHeadlines) out.resize(kMaxHeadlines);
+  return out;
+}
+
 ReportTable findings_table(const std::vector<Finding>& findings) {
   ReportTable t{"findings", "Findings: per model and corpus, with 95% intervals", {"model", "corpus"}, {}, ""};
   std::vector<std::string> topics;

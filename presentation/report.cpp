@@ -80,8 +80,7 @@ std::vector<ReportTable> build_report(const Store& store) {
   const TableSet all = store.read_tables();  // every unit file read once
   std::string shown;                         // a sweep's settings: the one the sections show
   std::vector<ReportTable> out = build_report(filter_to_one_setting(all, &shown));
-  if (!shown.empty())
-    out.insert(out.begin(), settings_table(compare_settings(store, all.at(units_table().name())), shown));
+  if (!shown.empty()) out.push_back(settings_table(compare_settings(store, all.at(units_table().name())), shown));
   return out;
 }
 

@@ -17,14 +17,16 @@ struct ReportTable {
   std::string title;  // one line
   std::vector<std::string> headers;
   std::vector<std::vector<std::string>> rows;
-  std::string note;     // footnote (e.g. the mark for intervals containing zero)
-  std::string paper{};  // "Table 6" … for the paper's tables (the report says which), else empty
+  std::string note;         // footnote (e.g. the mark for intervals containing zero)
+  std::string paper{};      // "Table 6" … for the paper's tables (the report says which), else empty
+  bool diagnostic = false;  // a check of the method rather than a result (settings side by side):
+                            // after every result table, in a section of its own on the page
 };
 
 // Every registered summary section's tables (presentation/section.hpp), in report order, from
 // the store's committed units (each read once). Sections without rows add nothing; the † note
 // stays only on tables that use the mark. A store with a sweep's settings: the sections show one
-// setting, after a first table that compares them all (presentation/setting_comparison.hpp).
+// setting, and a last, diagnostic table compares them all (presentation/setting_comparison.hpp).
 std::vector<ReportTable> build_report(const Store& store);
 // The same from tables already read (Store::read_tables).
 std::vector<ReportTable> build_report(const std::map<std::string, Table>& tables);

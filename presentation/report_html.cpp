@@ -47,6 +47,8 @@ th, td { border: 1px solid #d6d6d6; padding: 3px 6px; text-align: left; vertical
 th { background: #eef2f6; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 span.nw { white-space: nowrap; }
+#headlines { padding-left: 1.3em; max-width: 70em; }
+#headlines li { margin: .4em 0; }
 #findings table { font-size: .9em; }
 #findings td:nth-child(-n+2) { font-weight: bold; white-space: nowrap; }
 .links, .note { font-size: .88em; color: #444; }
@@ -206,14 +208,19 @@ std::string provenance_html(const Provenance& p, double now) {
   return o + "</section>\n";
 }
 
-// The summary that opens the report: each (model, corpus) row's findings, then the note on
-// how they were chosen.
-std::string findings_html(const ReportTable& findings) {
+// The summary that opens the report: the sentences that state the results, each (model,
+// corpus) row's findings, then the note on how they were chosen.
+std::string findings_html(const std::vector<std::string>& headlines, const ReportTable& findings) {
   std::string o = "<section id=\"findings\">\n<h2>Findings</h2>\n";
+  if (!headlines.empty()) {
+    o += "<ul id=\"headlines\">\n";
+    for (const auto& h : headlines) o += "<li>" + esc(h) + "</li>\n";
+    o += "</ul>\n";
+  }
   if (findings.rows.empty())
     return o + "<p class=\"empty\">No experiment with a summary has results in this store yet.</p>\n</section>\n";
-  o += "<p class=\"links\"><a href=\"csv/findings.csv\">CSV</a> · the tables and figures below hold every "
-       "number</p>\n";
+  o += "<h3 id=\"findings-table\">Per model and corpus</h3>\n<p class=\"links\"><a href=\"csv/findings.csv\">CSV</a> "
+       "· the tables and figures below hold every number</p>\n";
   o += html_table(findings.headers, findings.rows, /*numbers_right=*/false);
   return o + "<p class=\"note\">" + esc(findings.note) + "</p>\n</section>\n";
 }
@@ -271,10 +278,14 @@ std::string contents_html(const Arrangement& a, const std::vector<ReportTable>& 
     list(a.paper, true);
     o += "</li>\n";
   }
-  if (!tables.empty()) {
-    o += "<li><a href=\"#tables\">Tables</a>\n<ol>\n";
-    for (const auto& t : tables) o += "<li><a href=\"#table-" + t.name + "\">" + esc(t.title) + "</a></li>\n";
-    o += "</ol>\n</li>\n";
+  for (const bool diagnostic : {false, true}) {
+    std::string items;
+    for (const auto& t : tables)
+      if (t.diagnostic == diagnostic) items += "<li><a href=\"#table-" + t.name + "\">" + esc(t.title) + "</a></li>\n";
+    if (!items.empty())
+      o += std::string(diagnostic ? "<li><a href=\"#diagnostics\">Diagnostics</a>\n"
+                                  : "<li><a href=\"#tables\">Tables</a>\n") +
+           "<ol>\n" + items + "</ol>\n</li>\n";
   }
   if (!a.by_model.empty()) {
     o += "<li><a href=\"#models\">Per model</a>\n<ol>\n";
@@ -313,8 +324,9 @@ std::string models_html(const Arrangement& a) {
 
 }  // namespace
 
-std::string render_html(const Provenance& provenance, const ReportTable& findings,
-                        const std::vector<ReportTable>& tables, const std::vector<Figure>& figures, double now) {
+std::string render_html(const Provenance& provenance, const std::vector<std::string>& headlines,
+                        const ReportTable& findings, const std::vector<ReportTable>& tables,
+                        const std::vector<Figure>& figures, double now) {
   const Arrangement a = arrange(figures);
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -329,17 +341,22 @@ std::string render_html(const Provenance& provenance, const ReportTable& finding
     o += "<p class=\"precision\">Every number below was computed in this precision" + lines + ".</p>\n";
   }
   o += "</header>\n";
-  o += "<main>\n" + findings_html(findings) + contents_html(a, tables);
+  o += "<main>\n" + findings_html(headlines, findings) + contents_html(a, tables);
   if (tables.empty() && figures.empty()) o += "<p class=\"empty\">The store has no result rows yet.</p>\n";
   if (!a.paper.empty()) {
     o += "<section id=\"paper-figures\">\n<h2>The paper's figures</h2>\n";
     for (const Figure* f : a.paper) o += figure_html(*f);
     o += "</section>\n";
   }
-  if (!tables.empty()) {
-    o += "<section id=\"tables\">\n<h2>Tables</h2>\n";
-    for (const auto& t : tables) o += table_html(t);
-    o += "</section>\n";
+  for (const bool diagnostic : {false, true}) {
+    std::string body;
+    for (const auto& t : tables)
+      if (t.diagnostic == diagnostic) body += table_html(t);
+    if (!body.empty())
+      o += std::string(diagnostic ? "<section id=\"diagnostics\">\n<h2>Diagnostics</h2>\n<p class=\"note\">Checks "
+                                    "of the method, not results: each compares runs that should agree.</p>\n"
+                                  : "<section id=\"tables\">\n<h2>Tables</h2>\n") +
+           body + "</section>\n";
   }
   if (!a.by_model.empty()) o += models_html(a);
   if (!a.other.empty()) {
@@ -355,16 +372,16 @@ HtmlReportFiles write_html_report(const Store& store, const std::string& out_dir
   std::string shown;                         // a sweep's settings: the one the sections show
   const TableSet tables = filter_to_one_setting(all, &shown);
   std::vector<ReportTable> report = build_report(tables);
-  if (!shown.empty())
-    report.insert(report.begin(), settings_table(compare_settings(store, all.at(units_table().name())), shown));
+  if (!shown.empty()) report.push_back(settings_table(compare_settings(store, all.at(units_table().name())), shown));
   ReportTable findings = findings_table(collect_findings(tables));
   if (!shown.empty() && !findings.rows.empty())
     findings.note += " The page shows setting " + shown +
-                     " of the sweep; the table \"Settings side by side\" (under Tables) compares every setting.";
+                     " of the sweep; the table \"Settings side by side\" (under Diagnostics) compares every setting.";
   const std::vector<Figure> figures = build_figures(tables, store);
   Provenance provenance = read_provenance(store, all);
   provenance.written_by = version;
-  const std::string html = render_html(provenance, findings, report, figures, static_cast<double>(std::time(nullptr)));
+  const std::string html = render_html(provenance, collect_headlines(tables), findings, report, figures,
+                                       static_cast<double>(std::time(nullptr)));
   HtmlReportFiles out;
   if (!findings.rows.empty()) report.insert(report.begin(), findings);  // first in tables.md and csv/ too
   const ReportFiles written = write_report(report, out_dir);            // tables.md, tables.tex, csv/

@@ -18,10 +18,13 @@ class Store;
 // The page: the SVG figures and the stylesheet inline, no script and no external resource, so
 // that it reads the same from a file, a web server or an e-mail attachment. Tables link to
 // `csv/<name>.csv`, figures to `figures/<stem>.svg` (relative). `now` is printed as the time
-// the report was written (seconds since the epoch). The page opens with `findings`
-// (presentation/findings.hpp), then the contents and results; the provenance comes last.
-std::string render_html(const Provenance& provenance, const ReportTable& findings,
-                        const std::vector<ReportTable>& tables, const std::vector<Figure>& figures, double now);
+// the report was written (seconds since the epoch). The page opens with `headlines` (one
+// sentence each) and `findings` (presentation/findings.hpp), then the contents, the paper's
+// figures, the tables (those marked `diagnostic` in a section after the others), each model's
+// figures and the other figures; the provenance comes last.
+std::string render_html(const Provenance& provenance, const std::vector<std::string>& headlines,
+                        const ReportTable& findings, const std::vector<ReportTable>& tables,
+                        const std::vector<Figure>& figures, double now);
 
 struct HtmlReportFiles {
   std::string index;               // out_dir/index.html

@@ -54,6 +54,11 @@ struct SummarySection {
   std::function<void(const FigureInput&, std::vector<Figure>*)> figures;
   // Appends the section's findings for the summary at the top of the report; may be empty.
   std::function<void(const TableSet&, std::vector<Finding>*)> findings{};
+  // Appends the sentences that open the report (at most one or two per section): each states a
+  // result across the store with its number and 95% interval, generated from the tables, and
+  // chooses nothing on the eval split (a layer or a gate named in it was chosen on select, an
+  // example row by a rule that reads no result). May be empty.
+  std::function<void(const TableSet&, std::vector<std::string>*)> headlines{};
 };
 
 // Registered sections in report order. Filled before main(), read-only afterwards.

@@ -22,6 +22,7 @@ struct Held {
   std::string setting;
   std::vector<double> start, base, nll;
   std::int64_t context = 0;
+  std::int64_t resamples = 0;  // the unit's bootstrap draws
 };
 
 // (experiment, model, corpus, series) -> each setting's series.
@@ -33,7 +34,8 @@ bool compared(const std::string& series) {
 }
 
 // Adds the series of one unit's arrays: "nll/<model>/<corpus>/<experiment>[/layer<ℓ>]/<name>".
-void add_unit(const UnitResult& u, const std::string& setting, std::int64_t context, Groups* groups) {
+void add_unit(const UnitResult& u, const std::string& setting, std::int64_t context, std::int64_t resamples,
+              Groups* groups) {
   for (const auto& [key, starts] : u.arrays) {
     const std::string tail = "/window_start";
     if (key.rfind("nll/", 0) != 0 || key.size() < tail.size() ||
@@ -54,7 +56,7 @@ void add_unit(const UnitResult& u, const std::string& setting, std::int64_t cont
       const std::string name = it->first.substr(prefix.size() + 1);
       if (!compared(name) || it->second.values.size() != starts.values.size()) continue;
       (*groups)[{parts[3], parts[1], parts[2], layer + name}].push_back(
-          Held{setting, starts.values, base->second.values, it->second.values, context});
+          Held{setting, starts.values, base->second.values, it->second.values, context, resamples});
     }
   }
 }
@@ -72,10 +74,11 @@ std::vector<std::size_t> all_windows(std::size_t n) {
   return v;
 }
 
-// The row of `h`, paired with `b` (null for the baseline itself).
+// The row of `h`, paired with `b` (null for the baseline itself), with `resamples` draws.
 SettingComparison compare_one(const std::vector<std::string>& key, const Held& h, const Held* b, std::int64_t resamples,
                               std::uint64_t seed) {
   SettingComparison r;
+  r.resamples = resamples;
   r.experiment = key[0], r.model = key[1], r.corpus = key[2], r.series = key[3], r.setting = h.setting;
   const std::int64_t T = h.context - 1;
   r.windows = static_cast<std::int64_t>(h.nll.size());
@@ -105,10 +108,18 @@ SettingComparison compare_one(const std::vector<std::string>& key, const Held& h
   return r;
 }
 
+// The bootstrap draws a unit's parameters record (a positive integer `bootstrap`).
+std::int64_t unit_resamples(const nlohmann::json& params) {
+  if (params.contains("bootstrap") && params["bootstrap"].is_number_integer() &&
+      params["bootstrap"].get<std::int64_t>() > 0)
+    return params["bootstrap"].get<std::int64_t>();
+  return kDefaultResamples;
+}
+
 }  // namespace
 
-std::vector<SettingComparison> compare_settings(const Store& store, const Table& units, std::int64_t resamples,
-                                                std::uint64_t seed) {
+std::vector<SettingComparison> compare_settings(const Store& store, const Table& units,
+                                                std::optional<std::int64_t> resamples, std::uint64_t seed) {
   Groups groups;
   for (const UnitRow& u : units_table().rows(units)) {
     const auto prov = nlohmann::json::parse(u.params, nullptr, false);  // {"slot", "params", ..., "setting"}
@@ -116,7 +127,8 @@ std::vector<SettingComparison> compare_settings(const Store& store, const Table&
       continue;
     const nlohmann::json& params = prov.contains("params") ? prov["params"] : nlohmann::json();
     if (!params.is_object() || !params.contains("context") || !params["context"].is_number_integer()) continue;
-    add_unit(store.read_unit(u.unit), setting_name(prov["setting"]), params["context"].get<std::int64_t>(), &groups);
+    add_unit(store.read_unit(u.unit), setting_name(prov["setting"]), params["context"].get<std::int64_t>(),
+             resamples.value_or(unit_resamples(params)), &groups);
   }
   std::vector<SettingComparison> out;
   for (auto& [key, held] : groups) {
@@ -126,7 +138,7 @@ std::vector<SettingComparison> compare_settings(const Store& store, const Table&
       const Held* partner = nullptr;  // the first setting before it whose windows it shares
       for (std::size_t j = 0; j < i && partner == nullptr; ++j)
         if (held[j].context == held[i].context && shares_a_window(held[i], held[j])) partner = &held[j];
-      out.push_back(compare_one(key, held[i], partner, resamples, seed));
+      out.push_back(compare_one(key, held[i], partner, held[i].resamples, seed));
     }
   }
   return out;
@@ -140,9 +152,11 @@ ReportTable settings_table(const std::vector<SettingComparison>& rows, const std
                 .rows = {},
                 .note = std::string(kZeroNote) +
                         ". Each setting pairs with the first setting (in name order) that holds some of its windows "
-                        "(same start, same context); the paired interval resamples those windows." +
+                        "(same start, same context); the paired interval resamples those windows, as many times as "
+                        "the unit drew for its own interval." +
                         (shown.empty() ? "" : " The other tables and figures show setting " + shown + "."),
-                .paper = {}};
+                .paper = {},
+                .diagnostic = true};
   for (const auto& r : rows) {
     const bool paired = !r.baseline.empty();
     t.rows.push_back({r.experiment, r.model, r.corpus, r.series, r.setting, std::to_string(r.windows),

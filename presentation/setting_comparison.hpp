@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,17 +26,24 @@ struct SettingComparison {
   std::int64_t shared = 0;                    // windows shared with the baseline (same start, same context)
   double diff = 0, diff_lo = 0, diff_hi = 0;  // Δ% minus the baseline's on the shared windows, paired 95% interval
                                               // (NaN when unpaired)
+  std::int64_t resamples = 0;                 // bootstrap draws behind both intervals
 };
+
+// Bootstrap draws of a unit that records none in its parameters.
+inline constexpr std::int64_t kDefaultResamples = 1000;
 
 // Every series of per-window NLL (docs/store.md, "Per-window NLL"; not gate's random draws or
 // curve points) that current units of two or more settings hold, one row per setting, in
 // (experiment, model, corpus, series, setting) order. Each setting pairs with the first setting
 // before it in name order that holds some of the same windows (same start and context; none for
 // the first of each context or split). Intervals are percentile bootstraps over windows
-// (`resamples` draws, `seed`). `units`: the store's `units` table as Store::read_tables gives
-// it (the current units). Empty when no unit has a setting. Reads the arrays of those units
-// only. Throws StorageError for a corrupt unit.
-std::vector<SettingComparison> compare_settings(const Store& store, const Table& units, std::int64_t resamples = 1000,
+// (`seed`): `resamples` draws, or without it the `bootstrap` of the unit that holds the series
+// (kDefaultResamples for a unit without one), so that an interval agrees in width with the one
+// the unit stored. `units`: the store's `units` table as Store::read_tables gives it (the
+// current units). Empty when no unit has a setting. Reads the arrays of those units only.
+// Throws StorageError for a corrupt unit.
+std::vector<SettingComparison> compare_settings(const Store& store, const Table& units,
+                                                std::optional<std::int64_t> resamples = std::nullopt,
                                                 std::uint64_t seed = 0);
 
 // The comparison as a report table ("settings"); no rows when `rows` is empty. `shown`: the

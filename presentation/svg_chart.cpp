@@ -294,9 +294,54 @@ std::string draw_histogram(const SvgChart& c, const Frame& f) {
   return o;
 }
 
+// A note's box in pixels, as text_width over-estimates it.
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+constexpr double kNoteFont = 11;
+
+// Where a note of `text` beside the point (px, py) goes: the first of beside it above, then
+// below, then further up and down in steps of a line, to the right (left in the plot's right
+// part) and then the other side, whose box meets no note already `placed` and stays inside the
+// plot; failing that, the first that meets no note; failing that, the first. Returns the
+// text's anchor point and whether it is anchored at its end; adds its box to `placed`.
+struct NoteAt {
+  double x, y;
+  bool end;
+};
+NoteAt place_note(const std::string& text, double px, double py, const Frame& f, std::vector<Box>* placed) {
+  const double w = text_width(text, kNoteFont), line = kNoteFont + 3;
+  const bool right_half = px > f.left + f.pw * 0.6;
+  std::vector<NoteAt> candidates;
+  for (int step = 0; step <= 6; ++step)
+    for (const double y : {py - 8 - step * line, py + 8 + kNoteFont + step * line})
+      for (const bool end : {right_half, !right_half}) candidates.push_back({end ? px - 8 : px + 8, y, end});
+  const auto box = [&](const NoteAt& c) {
+    const double x0 = c.end ? c.x - w : c.x;
+    return Box{x0, c.y - kNoteFont, x0 + w, c.y + 3};
+  };
+  const auto free = [&](const Box& b) {
+    return std::none_of(placed->begin(), placed->end(), [&](const Box& o) { return o.overlaps(b); });
+  };
+  const auto inside = [&](const Box& b) {
+    return b.x0 >= f.left && b.x1 <= f.left + f.pw && b.y0 >= f.top && b.y1 <= f.top + f.ph;
+  };
+  const auto first = [&](auto&& ok) {
+    return std::find_if(candidates.begin(), candidates.end(), [&](const NoteAt& c) { return ok(box(c)); });
+  };
+  auto it = first([&](const Box& b) { return free(b) && inside(b); });
+  if (it == candidates.end()) it = first(free);
+  const NoteAt chosen = it == candidates.end() ? candidates.front() : *it;
+  placed->push_back(box(chosen));
+  return chosen;
+}
+
 // `shift(i)`: how far point i is moved along x (in data units) to stand beside other series.
+// `notes`: the boxes of the panel's notes so far, which this series' notes keep clear of.
 std::string draw_series(const ChartSeries& s, const Style& st, std::size_t style, const Frame& f,
-                        const std::function<double(std::size_t)>& shift) {
+                        const std::function<double(std::size_t)>& shift, std::vector<Box>* notes) {
   std::string o = fmt::format("<g class=\"series\" data-label=\"{}\" data-style=\"{}\">\n", xml_escape(s.label), style);
   auto ok = [&](std::size_t i) { return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!f.log_x || s.x[i] > 0); };
   auto SX = [&](std::size_t i) { return f.log_x ? f.X(s.x[i]) : f.X(s.x[i] + shift(i)); };
@@ -325,9 +370,9 @@ std::string draw_series(const ChartSeries& s, const Style& st, std::size_t style
       o += marker_svg(st.marker, px, py, s.mark == Mark::kPoints ? 5 : 3.5, st.color,
                       " class=\"point\"" + data_point(s, i));
     if (i < s.notes.size() && !s.notes[i].empty()) {
-      const bool right_half = px > f.left + f.pw * 0.6;
-      o += fmt::format("<text class=\"note\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"11\">{}</text>\n",
-                       right_half ? px - 8 : px + 8, py - 8, right_half ? "end" : "start", xml_escape(s.notes[i]));
+      const NoteAt at = place_note(s.notes[i], px, py, f, notes);
+      o += fmt::format("<text class=\"note\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"{}\">{}</text>\n",
+                       at.x, at.y, at.end ? "end" : "start", kNoteFont, xml_escape(s.notes[i]));
     }
   }
   return o + "</g>\n";
@@ -386,6 +431,7 @@ Drawn draw_chart(const SvgChart& c, const Bounds& b, const std::vector<std::size
   for (std::size_t k = 0, j = 0; k < c.series().size(); ++k)
     if (dodge > 0 && c.series()[k].mark != Mark::kRings && !c.series()[k].low.empty())
       shifts[k] = dodge * (static_cast<double>(j++) - 0.5 * static_cast<double>(dodged - 1));
+  std::vector<Box> notes;
   for (std::size_t k = 0; k < c.series().size(); ++k) {
     const ChartSeries& s = c.series()[k];
     // A ring sits on the point it highlights: that of the dodged series with its x and y.
@@ -398,7 +444,7 @@ Drawn draw_chart(const SvgChart& c, const Bounds& b, const std::vector<std::size
       }
       return 0.0;
     };
-    d.body += draw_series(s, style_of(styles[k]), styles[k], f, shift);
+    d.body += draw_series(s, style_of(styles[k]), styles[k], f, shift, &notes);
   }
   d.body += draw_legend(items, legend);
   return d;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands/commands.hpp"
 #include "presentation/query.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 struct CompareArgs {
   std::string store, experiment, model;
-  std::int64_t resamples = 1000;
+  std::int64_t resamples = 0;  // 0: each unit's own bootstrap count
   bool json = false;
 };
 
@@ -27,13 +28,14 @@ nlohmann::json to_json(const SettingComparison& r) {
           {"series", r.series},         {"setting", r.setting},       {"windows", r.windows},
           {"delta_pct", num(r.delta)},  {"delta_lo", num(r.lo)},      {"delta_hi", num(r.hi)},
           {"baseline", r.baseline},     {"shared_windows", r.shared}, {"diff_pct", num(r.diff)},
-          {"diff_lo", num(r.diff_lo)},  {"diff_hi", num(r.diff_hi)}};
+          {"diff_lo", num(r.diff_lo)},  {"diff_hi", num(r.diff_hi)},  {"resamples", r.resamples}};
 }
 
 int run_compare_command(const CompareArgs& a) {
   const Store store = Store::open_read(a.store);  // no lock: sees committed units only
   std::vector<SettingComparison> rows;
-  for (auto& r : compare_settings(store, store.read_table(units_table().name()), a.resamples))
+  const std::optional<std::int64_t> resamples = a.resamples > 0 ? std::optional(a.resamples) : std::nullopt;
+  for (auto& r : compare_settings(store, store.read_table(units_table().name()), resamples))
     if ((a.experiment.empty() || r.experiment == a.experiment) && (a.model.empty() || r.model == a.model))
       rows.push_back(std::move(r));
   if (a.json) {
@@ -70,11 +72,13 @@ void add_compare_command(CLI::App& root, CommandAction* action) {
   cmd->add_option("--experiment", args->experiment,
                   "only this experiment's series (all_linear, gate, compound, speed)");
   cmd->add_option("--model", args->model, "only this model's series");
-  cmd->add_option("--resamples", args->resamples, "bootstrap resamples of windows")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}))
-      ->capture_default_str();
-  cmd->add_flag("--json", args->json, "a list of row objects (delta_pct, delta_lo, delta_hi, diff_pct, ...)");
-  cmd->footer("Example: linsweep compare runs/ctx --experiment all_linear");
+  cmd->add_option("--resamples", args->resamples,
+                  "bootstrap resamples of windows (default: the count each unit used for its own interval, its "
+                  "`bootstrap`, so that the intervals match the store's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+  cmd->add_flag("--json", args->json,
+                "a list of row objects (delta_pct, delta_lo, delta_hi, diff_pct, ..., resamples)");
+  cmd->footer("Example: linsweep compare runs/lambda --experiment all_linear");
   cmd->callback([args, action] { *action = [args] { return run_compare_command(*args); }; });
 }
 

@@ -360,7 +360,32 @@ void gate_findings(const TableSet& tables, std::vector<Finding>* out) {
   }
 }
 
-const SectionRegistrar kGateSection{{"gate", 30, gate_tables, gate_figures, gate_findings}};
+// Across the store: at how many layers the chosen gate beats random routing at its share (the
+// paired interval wholly below zero) or loses to it, and the layer whose chosen gate has the
+// lowest select-split Δ% (best_layer), reported on eval beside random routing there.
+void gate_headlines(const TableSet& tables, std::vector<std::string>* out) {
+  int beats = 0, loses = 0;
+  std::vector<const GateRow*> measured;
+  const auto rows = gates_table().rows(tables);
+  for (const auto& r : rows) {
+    if (r.selected != 1 || !std::isfinite(r.vs_random_pct) || r.random_draws <= 0) continue;
+    measured.push_back(&r);
+    beats += r.vs_random_ci_high < 0;
+    loses += r.vs_random_ci_low > 0;
+  }
+  if (measured.empty()) return;
+  const GateRow& best = best_layer(measured);
+  out->push_back(fmt::format(
+      "Each layer's chosen gate beats random routing of the same share of positions at {} of {} layers and does "
+      "worse at {} (paired 95% intervals that exclude zero); at the layer whose gate costs least on the select split, "
+      "layer {} of {} on {} ({}, {}% of positions routed to the surrogate), it costs {} perplexity, and the gate "
+      "minus the mean of {} random routings at that share is {}.",
+      beats, measured.size(), loses, best.layer, best.model, best.corpus, best.gate, pct(best.pct_linear),
+      pct_sentence(best.delta_pct, best.ci_low, best.ci_high), best.random_draws,
+      signed_sentence(best.vs_random_pct, best.vs_random_ci_low, best.vs_random_ci_high, " points")));
+}
+
+const SectionRegistrar kGateSection{{"gate", 30, gate_tables, gate_figures, gate_findings, gate_headlines}};
 
 }  // namespace
 }  // namespace linsweep

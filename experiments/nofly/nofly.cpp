@@ -1,10 +1,13 @@
-// `nofly`: routing lists. Tokens, keyed by the token each δ scores (the predicted one) or by the
-// input token, whose linearisation at layer ℓ hurts consistently on a source corpus (≥10
-// observations, mean δ above an absolute threshold or in the top share, > 60% of δ positive),
-// tested on target corpora with the surrogate refitted there: how many listed tokens are found
-// (≥3 observations), stay listed, or flip (mean δ < 0), and the Pearson r of per-token mean δ
-// over the listed tokens found and over every token seen ≥3 times on both (docs/methods.md,
-// "Routing lists").
+// `nofly`: routing lists. Tokens, keyed by the input token (the one a router sees at t: a
+// deployable list) or by the token each δ scores (the predicted one, which no router knows: a
+// diagnostic of which tokens are hurt), whose linearisation at layer ℓ hurts consistently on a
+// source corpus (≥10 observations, mean δ above an absolute threshold or in the top share, > 60%
+// of δ positive), tested on target corpora with the surrogate refitted there: how many listed
+// tokens are found (≥3 observations), stay listed, or flip (mean δ < 0), and the Pearson r of
+// per-token mean δ over the listed tokens found and over every token seen ≥3 times on both, each
+// with its n and a bootstrap interval over tokens (docs/methods.md, "Routing lists").
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -15,7 +18,7 @@
 #include "experiments/framework/capture_data.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "experiments/framework/unit_data.hpp"
-#include "experiments/numerics/classification.hpp"
+#include "experiments/numerics/correlation.hpp"
 #include "experiments/numerics/degenerate.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/section.hpp"
@@ -28,12 +31,14 @@ struct NoflyParams {
   std::int64_t layer = -1;
   std::string source;
   std::vector<std::string> targets;
-  std::string key = "predicted";
+  std::string key = "input";
   std::int64_t min_count = 10;
   std::int64_t min_found = 3;
   double min_mean_delta = 0.05;
   double top = 0;
   double min_positive = 0.6;
+  std::int64_t bootstrap = 1000;
+  std::int64_t seed = 0;
 };
 
 const ParamSchema<NoflyParams>& nofly_schema() {
@@ -42,15 +47,19 @@ const ParamSchema<NoflyParams>& nofly_schema() {
           .add("layer", &NoflyParams::layer, at_least(-1), "the layer (−1: each model's middle layer)")
           .corpus("source", &NoflyParams::source, "corpus the list is built on (empty: the first)")
           .corpora("targets", &NoflyParams::targets, "corpora it is tested on (empty: every other)")
-          .add("key", &NoflyParams::key, one_of({"predicted", "input"}),
-               "a δ counts for the token it scores (predicted, t+1) or the token at its position (input, t)")
+          .add("key", &NoflyParams::key, one_of({"input", "predicted"}),
+               "a δ counts for the token at its position (input, t: a deployable routing list) or the token it "
+               "scores (predicted, t+1: which tokens are hurt, not deployable)")
           .add("min_count", &NoflyParams::min_count, at_least(1), "observations of a token to list it")
           .add("min_found", &NoflyParams::min_found, at_least(1), "observations to count a token on a target and in r")
           .add("min_mean_delta", &NoflyParams::min_mean_delta, any_value(),
                "mean δ above which a token is listed (when top is 0)")
           .add("top", &NoflyParams::top, unit_interval(),
                "list the share of tokens with the largest positive mean δ instead (0: use min_mean_delta)")
-          .add("min_positive", &NoflyParams::min_positive, unit_interval(), "share of a token's δ that must be > 0");
+          .add("min_positive", &NoflyParams::min_positive, unit_interval(), "share of a token's δ that must be > 0")
+          .add("bootstrap", &NoflyParams::bootstrap, at_least(1),
+               "bootstrap resamples of tokens for each Pearson r's 95% interval")
+          .add("seed", &NoflyParams::seed, at_least(0), "seed of the bootstrap");
   return s;
 }
 
@@ -60,9 +69,10 @@ struct NoflyUnitParams {
   std::string key;
   std::int64_t min_count = 0, min_found = 0;
   double min_mean_delta = 0, top = 0, min_positive = 0;
+  std::int64_t bootstrap = 0, seed = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NoflyUnitParams, layer, corpora, key, min_count, min_found, min_mean_delta, top,
-                                   min_positive)
+                                   min_positive, bootstrap, seed)
 
 struct NoflyRow {
   std::string model;
@@ -75,6 +85,7 @@ struct NoflyRow {
   std::int64_t shared = 0;
   double pearson_r_listed = 0;
   std::string flag;
+  double pearson_r_ci_low = 0, pearson_r_ci_high = 0, pearson_r_listed_ci_low = 0, pearson_r_listed_ci_high = 0;
 };
 
 const TableDef<NoflyRow>& nofly_table() {
@@ -95,7 +106,14 @@ const TableDef<NoflyRow>& nofly_table() {
           .added("shared", &NoflyRow::shared, "tokens seen min_found times on both corpora")
           .added("pearson_r_listed", &NoflyRow::pearson_r_listed, "r of per-token mean δ over the `found` tokens")
           .added("flag", &NoflyRow::flag,
-                 "why the row is not a measurement: an empty list, an undefined r (\"\": it is)");
+                 "why the row is not a measurement: an empty list, an r undefined or over fewer than 10 tokens "
+                 "(\"\": it is)")
+          .added("pearson_r_ci_low", &NoflyRow::pearson_r_ci_low,
+                 "95% bootstrap interval of pearson_r, tokens resampled (n = shared)")
+          .added("pearson_r_ci_high", &NoflyRow::pearson_r_ci_high, "its upper end")
+          .added("pearson_r_listed_ci_low", &NoflyRow::pearson_r_listed_ci_low,
+                 "95% bootstrap interval of pearson_r_listed, tokens resampled (n = found)")
+          .added("pearson_r_listed_ci_high", &NoflyRow::pearson_r_listed_ci_high, "its upper end");
   return t;
 }
 const TableRegistrar kNoflyTable{nofly_table().schema()};
@@ -140,7 +158,9 @@ void expand_nofly(const NoflyParams& p, PlanBuilder& b) {
                       .min_found = p.min_found,
                       .min_mean_delta = p.min_mean_delta,
                       .top = p.top,
-                      .min_positive = p.min_positive};
+                      .min_positive = p.min_positive,
+                      .bootstrap = p.bootstrap,
+                      .seed = p.seed};
     std::vector<std::string> deps = {b.provide("capture", m, source)};
     for (const auto& t : nofly_targets(p, b.sweep()))
       u.corpora.push_back(t), deps.push_back(b.provide("capture", m, t));
@@ -196,8 +216,10 @@ bool is_listed(const TokenDelta& t, std::int64_t min_count, double threshold, co
          static_cast<double>(t.positive) > p.min_positive * static_cast<double>(t.count);
 }
 
+// The row of one target, with both correlations (each with its n and interval) in `found_r`
+// and `shared_r`.
 NoflyRow test_list(const std::vector<std::int32_t>& list, const TokenDeltas& source, const TokenDeltas& target,
-                   const NoflyUnitParams& p) {
+                   const NoflyUnitParams& p, Correlation* found_r, Correlation* shared_r) {
   NoflyRow row;
   row.listed = static_cast<std::int64_t>(list.size()), row.key = p.key;
   row.target_threshold = list_threshold(target, p.min_found, p);
@@ -217,9 +239,13 @@ NoflyRow test_list(const std::vector<std::int32_t>& list, const TokenDeltas& sou
     if (t.count >= p.min_found && it != target.end() && it->second.count >= p.min_found)
       a.push_back(t.mean()), b.push_back(it->second.mean());
   }
-  row.shared = static_cast<std::int64_t>(a.size());
-  row.pearson_r = pearson_r(a, b);
-  row.pearson_r_listed = pearson_r(listed_src, listed_tgt);
+  const auto seed = static_cast<std::uint64_t>(p.seed);
+  *shared_r = correlate(a, b, {}, p.bootstrap, seed);
+  *found_r = correlate(listed_src, listed_tgt, {}, p.bootstrap, seed);
+  row.shared = shared_r->n;
+  row.pearson_r = shared_r->r, row.pearson_r_ci_low = shared_r->ci_low, row.pearson_r_ci_high = shared_r->ci_high;
+  row.pearson_r_listed = found_r->r, row.pearson_r_listed_ci_low = found_r->ci_low;
+  row.pearson_r_listed_ci_high = found_r->ci_high;
   return row;
 }
 
@@ -240,16 +266,15 @@ UnitResult run_nofly(const ExperimentInput& in) {
   std::vector<NoflyRow> rows;
   for (std::size_t k = 1; k < corpora.size(); ++k) {
     const auto target = per_token(read_captured(in.store, in.deps[k], "gate", p.layer), p.key, in.unit_id);
-    NoflyRow row = test_list(list, source, target, p);
+    Correlation found_r, shared_r;
+    NoflyRow row = test_list(list, source, target, p, &found_r, &shared_r);
     row.model = in.model_name, row.layer = p.layer, row.source = corpora[0], row.target = corpora[k];
     row.threshold = threshold;
     row.flag = nofly_flag({.min_count = p.min_count,
                            .eligible = eligible,
                            .listed = row.listed,
-                           .found = row.found,
-                           .shared = row.shared,
-                           .pearson_r = row.pearson_r,
-                           .pearson_r_listed = row.pearson_r_listed});
+                           .listed_r = found_r,
+                           .shared_r = shared_r});
     rows.push_back(std::move(row));
   }
   UnitResult out = unit_result(in);
@@ -259,28 +284,79 @@ UnitResult run_nofly(const ExperimentInput& in) {
 
 const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false};
 
+bool correlation_flagged(double r, std::int64_t n) { return !std::isfinite(r) || n < kMinCorrelationN; }
+
+// The routing lists of one key: deployable (input) or which tokens are hurt (predicted).
+ReportTable nofly_report_table(const std::vector<const NoflyRow*>& rows, bool deployable) {
+  ReportTable rt{deployable ? "routing_lists" : "nofly_predicted",
+                 deployable ? "Routing lists (No-Fly), deployable: keyed by the input token, built on the source "
+                              "corpus, tested on the target with a refitted surrogate"
+                            : "Which tokens are hurt (not deployable): No-Fly lists keyed by the predicted token",
+                 {"model", "layer", "source → target", "mean δ to list", "listed", "found", "still listed", "flipped",
+                  "r over found [95% CI], n", "r over shared [95% CI], n", "flag"},
+                 {},
+                 std::string(deployable ? "Keyed by the input token at t, the one a router sees: a list a router can "
+                                          "apply. "
+                                        : "Keyed by the token δ scores (t + 1), as the paper's code keys them: no "
+                                          "router knows it at t, so these lists say which tokens are hurt and route "
+                                          "nothing. ") +
+                     "r over found is the paper's: per-token mean δ on source and target over the listed tokens found "
+                     "on the target; r over shared takes every token seen min_found times on both; intervals resample "
+                     "tokens. " +
+                     kFewPairsNote + ".",
+                 deployable ? "Table 5" : ""};
+  for (const NoflyRow* r : rows)
+    rt.rows.push_back({r->model, std::to_string(r->layer), r->source + " → " + r->target, num(r->threshold, 3),
+                       std::to_string(r->listed), std::to_string(r->found), std::to_string(r->still_listed),
+                       std::to_string(r->flipped),
+                       correlation_cell(r->pearson_r_listed, r->pearson_r_listed_ci_low, r->pearson_r_listed_ci_high,
+                                        r->found, correlation_flagged(r->pearson_r_listed, r->found)),
+                       correlation_cell(r->pearson_r, r->pearson_r_ci_low, r->pearson_r_ci_high, r->shared,
+                                        correlation_flagged(r->pearson_r, r->shared)),
+                       r->flag});
+  return rt;
+}
+
+// The deployable lists first; a row without a key (a file written before the column) counted
+// each δ for the input token.
 void nofly_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows = nofly_table().sorted_rows(
       tables, [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
-  if (rows.empty()) return;
-  ReportTable rt{"routing_lists",
-                 "Routing lists (No-Fly): built on the source corpus, tested on the target with a refitted surrogate",
-                 {"model", "layer", "key", "source → target", "mean δ to list", "listed", "found", "still listed",
-                  "flipped", "r over found", "r over shared (n)", "flag"},
-                 {},
-                 "Tokens are keyed by the token δ scores (predicted) or the input token. r over found is the "
-                 "paper's: per-token mean δ on source and target over the listed tokens found on the target; "
-                 "r over shared takes every token seen min_found times on both.",
-                 "Table 5"};
-  for (const auto& r : rows)
-    rt.rows.push_back({r.model, std::to_string(r.layer), r.key, r.source + " → " + r.target, num(r.threshold, 3),
-                       std::to_string(r.listed), std::to_string(r.found), std::to_string(r.still_listed),
-                       std::to_string(r.flipped), num(r.pearson_r_listed, 3),
-                       num(r.pearson_r, 3) + " (" + std::to_string(r.shared) + ")", r.flag});
-  out->push_back(std::move(rt));
+  std::vector<const NoflyRow*> input, predicted;
+  for (const auto& r : rows) (r.key == "predicted" ? predicted : input).push_back(&r);
+  if (!input.empty()) out->push_back(nofly_report_table(input, true));
+  if (!predicted.empty()) out->push_back(nofly_report_table(predicted, false));
 }
 
-const SectionRegistrar kNoflySection{{"nofly", 45, nofly_tables, {}}};
+// "r = +0.42 (95% CI +0.10 to +0.70, n = 12)", or with fewer than kMinCorrelationN tokens
+// "r = -1.000 over 2 tokens, under the minimum n = 10: not a measurement".
+std::string correlation_sentence(double r, double lo, double hi, std::int64_t n) {
+  if (!std::isfinite(r)) return "r undefined over " + std::to_string(n) + " tokens";
+  if (n < kMinCorrelationN)
+    return fmt::format("r = {:+.3f} over {} tokens, under the minimum n = {}: not a measurement", r, n,
+                       kMinCorrelationN);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return fmt::format("r = {:+.3f} (n = {})", r, n);
+  return fmt::format("r = {:+.3f} (95% CI {:+.3f} to {:+.3f}, n = {})", r, lo, hi, n);
+}
+
+// The deployable routing list (keyed by the input token) of the first model, layer, source and
+// target in name order, a rule that reads no result.
+void nofly_headlines(const TableSet& tables, std::vector<std::string>* out) {
+  const auto rows = nofly_table().sorted_rows(
+      tables, [](const NoflyRow& r) { return std::tie(r.model, r.layer, r.source, r.target); });
+  const auto it = std::find_if(rows.begin(), rows.end(), [](const NoflyRow& r) { return r.key != "predicted"; });
+  if (it == rows.end() || it->listed == 0) return;
+  const NoflyRow& r = *it;
+  out->push_back(fmt::format(
+      "A routing list keyed by the input token, which a router can apply, lists {} tokens of {} at layer {} on {}; "
+      "{} of them are seen on {} ({} still listed there, {} with a negative mean δ), and their mean δ on the two "
+      "corpora correlates with {} (over every token both corpora see, {}).",
+      r.listed, r.model, r.layer, r.source, r.found, r.target, r.still_listed, r.flipped,
+      correlation_sentence(r.pearson_r_listed, r.pearson_r_listed_ci_low, r.pearson_r_listed_ci_high, r.found),
+      correlation_sentence(r.pearson_r, r.pearson_r_ci_low, r.pearson_r_ci_high, r.shared)));
+}
+
+const SectionRegistrar kNoflySection{{"nofly", 45, nofly_tables, {}, {}, nofly_headlines}};
 
 }  // namespace
 }  // namespace linsweep

@@ -28,10 +28,10 @@ std::string nofly_flag(const NoflyCounts& c) {
            "empty list: no source token seen min_count = " + std::to_string(c.min_count) + " times");
   f.add_if(c.listed == 0 && c.eligible > 0,
            "empty list: none of the " + std::to_string(c.eligible) + " tokens seen min_count times passes the mean δ");
-  f.add_if(!std::isfinite(c.pearson_r_listed),
-           "r over found undefined: " + std::to_string(c.found) + " found (needs 2 with varying mean δ)");
-  f.add_if(!std::isfinite(c.pearson_r),
-           "r over shared undefined: " + std::to_string(c.shared) + " shared (needs 2 with varying mean δ)");
+  const std::string found = correlation_flag("r over found", c.listed_r, "found", "mean δ");
+  f.add_if(!found.empty(), found);
+  const std::string shared = correlation_flag("r over shared", c.shared_r, "shared", "mean δ");
+  f.add_if(!shared.empty(), shared);
   return f.text();
 }
 

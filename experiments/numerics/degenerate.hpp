@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/numerics/correlation.hpp"
+
 namespace linsweep {
 
 // Reasons joined by "; ", in the order added.
@@ -25,14 +27,14 @@ class Flags {
 std::string gate_flag(const std::vector<std::uint8_t>& train_labels, double auc, double pct_linear);
 
 // What a routing-list row counted: `eligible` source tokens seen `min_count` times, `listed`
-// of them listed, `found` on the target, `shared` seen `min_found` times on both, and the two
-// correlations.
+// of them listed, and the two correlations: over the `found` listed tokens and over the
+// `shared` tokens seen `min_found` times on both (each with its n).
 struct NoflyCounts {
-  std::int64_t min_count = 0, eligible = 0, listed = 0, found = 0, shared = 0;
-  double pearson_r = 0, pearson_r_listed = 0;
+  std::int64_t min_count = 0, eligible = 0, listed = 0;
+  Correlation listed_r, shared_r;
 };
-// An empty list (and whether min_count or the threshold emptied it), and each undefined r
-// with the count it was taken over.
+// An empty list (and whether min_count or the threshold emptied it), and each r that is
+// undefined or taken over fewer than kMinCorrelationN tokens, with its n.
 std::string nofly_flag(const NoflyCounts& c);
 
 }  // namespace linsweep

@@ -4,8 +4,9 @@
 // (token + position embedding) plus the context component c = r − e that attention and the
 // earlier blocks added. Linear gates on X (the MLP's input), on r, e and c, on the paper's
 // X − e, on the stream entering the block and its context (r_block, c_block), per-token lookup
-// baselines (by the token δ scores, as the paper keys tokens, and by the input token) and a
-// random baseline, with AUCs on a seeded hold-out of the gate split; and the sizes of r, e and c
+// baselines (by the input token, which a router knows at t, and by the token δ scores, as the
+// paper keys tokens, which no router knows: a diagnostic of which tokens are hurt) and a random
+// baseline, with AUCs on a seeded hold-out of the gate split; and the sizes of r, e and c
 // and cos(e, c) in the residual space (docs/methods.md, "Token vs context").
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
@@ -82,8 +83,9 @@ const TableDef<TokenContextRow>& token_context_table() {
           .key("model", &TokenContextRow::model)
           .key("layer", &TokenContextRow::layer)
           .key("variant", &TokenContextRow::variant,
-               "X, r, e, c, paper, r_block, c_block (the stream entering the block, its context), token_lookup "
-               "(by the predicted token), token_lookup_input (by the input token) or random")
+               "X, r, e, c, paper, r_block, c_block (the stream entering the block, its context), "
+               "token_lookup_input (by the input token: deployable), token_lookup (by the predicted token: which "
+               "tokens are hurt, not deployable) or random")
           .column("auc", &TokenContextRow::auc, "hold-out AUC")
           .added_key("corpus", &TokenContextRow::corpus)
           .added("e_norm", &TokenContextRow::e_norm, "mean ‖e‖")
@@ -278,6 +280,13 @@ const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*
 
 bool has_interval(const TokenContextRow& r) { return std::isfinite(r.auc_ci_low) && std::isfinite(r.auc_ci_high); }
 
+// A variant as the report names it: the two lookups say which one a router could deploy.
+std::string variant_label(const std::string& variant) {
+  if (variant == "token_lookup_input") return "token_lookup_input (deployable)";
+  if (variant == "token_lookup") return "token_lookup (predicted: which tokens are hurt, not deployable)";
+  return variant;
+}
+
 std::string auc_cell(const TokenContextRow& r) {
   return has_interval(r) ? fmt::format("{} [{}, {}]", num(r.auc, 3), num(r.auc_ci_low, 3), num(r.auc_ci_high, 3))
                          : num(r.auc, 3);
@@ -308,13 +317,13 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
                  {"model", "corpus", "layer"},
                  {},
                  "AUCs with their 95% bootstrap interval over hold-out rows. Norms and the cosine are of the residual "
-                 "stream the MLP's norm reads: r = e + c (the stream "
-                 "entering the block plus its attention; for a parallel-residual block, the stream entering "
-                 "it). token_lookup: each token's "
-                 "label rate on the training rows, the token being the one δ scores (t + 1); "
-                 "token_lookup_input: the input token (t).",
+                 "stream the MLP's norm reads: r = e + c (the stream entering the block plus its attention; for a "
+                 "parallel-residual block, the stream entering it). token_lookup_input: each input token's (t) label "
+                 "rate on the training rows, a rule a router can deploy; token_lookup: the same keyed by the token δ "
+                 "scores (t + 1), which no router knows at t: it says which tokens are hurt, and is no rival to a "
+                 "gate.",
                  "Table 4"};
-  for (const auto& v : variants) rt.headers.push_back("AUC " + v);
+  for (const auto& v : variants) rt.headers.push_back("AUC " + variant_label(v));
   for (const char* h : {"‖r‖", "‖e‖", "‖c‖", "cos(e, c)"}) rt.headers.push_back(h);
   for (const auto& [key, c] : cells) {
     std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key))};
@@ -329,8 +338,8 @@ void token_context_tables(const TableSet& tables, std::vector<ReportTable>* out)
 void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
   std::vector<SeriesPoint> points;
   for (const auto& r : token_context_table().rows(in.tables))
-    points.push_back({r.model + "\n" + r.corpus, r.variant, static_cast<double>(r.layer), r.auc, r.auc_ci_low,
-                      r.auc_ci_high, has_interval(r)});
+    points.push_back({r.model + "\n" + r.corpus, variant_label(r.variant), static_cast<double>(r.layer), r.auc,
+                      r.auc_ci_low, r.auc_ci_high, has_interval(r)});
   std::map<std::string, SvgFigure> figures;
   for (auto& [chart, series] : group_series(points)) {
     const std::string model = chart.substr(0, chart.find('\n')), corpus = chart.substr(chart.find('\n') + 1);
@@ -343,41 +352,81 @@ void token_context_figures(const FigureInput& in, std::vector<Figure>* out) {
     out->push_back({"token_context_" + safe_name(model), fig.render(), "Token against context: gate AUC per layer",
                     "One panel per corpus: AUC on the gate split's hold-out of linear gates on X, on the residual r "
                     "the MLP's norm reads, on e and c = r − e, on the paper's X − e, on the stream entering the "
-                    "block and its context (r_block, c_block), of per-token lookups (by the "
-                    "predicted token and by the input token) and of a random score; bars: 95% bootstrap "
-                    "intervals over the hold-out rows.",
+                    "block and its context (r_block, c_block), of per-token lookups (by the input token, which a "
+                    "router can deploy, and by the predicted token, which no router knows: which tokens are hurt) "
+                    "and of a random score; bars: 95% bootstrap intervals over the hold-out rows.",
                     model, ""});
 }
 
-// Token against context per (model, corpus): at how many layers the lookup by the predicted
-// token and the gate on the context c = r − e are apart by their intervals, either way.
-void token_context_findings(const TableSet& tables, std::vector<Finding>* out) {
-  const auto rows = token_context_table().rows(tables);
-  std::map<std::tuple<std::string, std::string, std::int64_t>, std::map<std::string, const TokenContextRow*>> layers;
-  for (const auto& r : rows) layers[{r.model, r.corpus, r.layer}][r.variant] = &r;
-  struct Tally {
-    int token = 0, context = 0, overlap = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Tally> tallies;
-  for (const auto& [key, variants] : layers) {
-    const auto t = variants.find("token_lookup"), c = variants.find("c");
-    if (t == variants.end() || c == variants.end() || !has_interval(*t->second) || !has_interval(*c->second)) continue;
-    Tally& tally = tallies[{std::get<0>(key), std::get<1>(key)}];
-    if (t->second->auc_ci_low > c->second->auc_ci_high)
-      ++tally.token;
-    else if (c->second->auc_ci_low > t->second->auc_ci_high)
-      ++tally.context;
-    else
-      ++tally.overlap;
+// Per (model, corpus, layer), the lookup by the input token and the gate on the context c =
+// r − e, where both have intervals. Both are rules a router can apply at t; the lookup by the
+// predicted token is not (it keys by the token being predicted), so it never stands against a
+// gate in the findings.
+using LayerKey = std::tuple<std::string, std::string, std::int64_t>;
+struct TokenAgainstContext {
+  const TokenContextRow* token = nullptr;
+  const TokenContextRow* context = nullptr;
+  int apart() const {  // +1: the lookup ahead by the intervals, −1: the context, 0: they overlap
+    if (token->auc_ci_low > context->auc_ci_high) return 1;
+    return context->auc_ci_low > token->auc_ci_high ? -1 : 0;
   }
-  for (const auto& [key, t] : tallies)
-    out->push_back({key.first, key.second, "token vs context, gate AUC",
-                    fmt::format("token lookup ahead at {}/{} layers, context c at {} (apart by their intervals)",
-                                t.token, t.token + t.context + t.overlap, t.context)});
+};
+std::map<LayerKey, TokenAgainstContext> token_against_context(const std::vector<TokenContextRow>& rows) {
+  std::map<LayerKey, std::map<std::string, const TokenContextRow*>> layers;
+  for (const auto& r : rows) layers[{r.model, r.corpus, r.layer}][r.variant] = &r;
+  std::map<LayerKey, TokenAgainstContext> out;
+  for (const auto& [key, variants] : layers) {
+    const auto t = variants.find("token_lookup_input"), c = variants.find("c");
+    if (t != variants.end() && c != variants.end() && has_interval(*t->second) && has_interval(*c->second))
+      out[key] = {t->second, c->second};
+  }
+  return out;
 }
 
-const SectionRegistrar kTokenContextSection{
-    {"token_context", 40, token_context_tables, token_context_figures, token_context_findings}};
+// Token against context per (model, corpus): at how many layers the input-token lookup and the
+// context gate are apart by their intervals, either way.
+void token_context_findings(const TableSet& tables, std::vector<Finding>* out) {
+  const auto rows = token_context_table().rows(tables);
+  struct Tally {
+    int token = 0, context = 0, layers = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Tally> tallies;
+  for (const auto& [key, pair] : token_against_context(rows)) {
+    Tally& tally = tallies[{std::get<0>(key), std::get<1>(key)}];
+    tally.token += pair.apart() > 0, tally.context += pair.apart() < 0, ++tally.layers;
+  }
+  for (const auto& [key, t] : tallies)
+    out->push_back({key.first, key.second, "input token vs context, AUC (deployable)",
+                    fmt::format("input-token lookup ahead at {}/{} layers, context c at {} (apart by their intervals)",
+                                t.token, t.layers, t.context)});
+}
+
+// Across the store, the same count, with the AUCs of one layer as an example: the middle layer
+// of the first model and corpus in name order (a rule that reads no result).
+void token_context_headlines(const TableSet& tables, std::vector<std::string>* out) {
+  const auto rows = token_context_table().rows(tables);
+  const auto pairs = token_against_context(rows);
+  if (pairs.empty()) return;
+  int token = 0, context = 0;
+  std::vector<const TokenAgainstContext*> first;
+  for (const auto& [key, pair] : pairs) {
+    token += pair.apart() > 0, context += pair.apart() < 0;
+    if (std::get<0>(key) == std::get<0>(pairs.begin()->first) && std::get<1>(key) == std::get<1>(pairs.begin()->first))
+      first.push_back(&pair);
+  }
+  const TokenAgainstContext& example = *first[(first.size() - 1) / 2];
+  const TokenContextRow& t = *example.token;
+  const TokenContextRow& c = *example.context;
+  out->push_back(fmt::format(
+      "Against a lookup table of the input token, the rule a router could deploy in its place, a linear gate on the "
+      "context c = r − e has the higher hold-out AUC at {} of {} layers and the lower at {} (95% intervals apart); "
+      "at layer {} of {} on {}, c scores {} and the lookup {}.",
+      context, pairs.size(), token, t.layer, t.model, t.corpus, auc_sentence(c.auc, c.auc_ci_low, c.auc_ci_high),
+      auc_sentence(t.auc, t.auc_ci_low, t.auc_ci_high)));
+}
+
+const SectionRegistrar kTokenContextSection{{"token_context", 40, token_context_tables, token_context_figures,
+                                             token_context_findings, token_context_headlines}};
 
 }  // namespace
 }  // namespace linsweep

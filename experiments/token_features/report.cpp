@@ -31,8 +31,10 @@ void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out
       "Token features: R² of δ regressed on each feature alone and on all of them (in sample / held-out windows)",
       {"model", "corpus", "token", "layer", "positions"},
       {},
-      "R² in sample / on held-out windows (window mod 10 ≥ 7, fitted on the others); r: Pearson with δ. "
-      "token: the token whose features describe δ_t, predicted (t + 1, the one δ scores) or input (t)"};
+      std::string("R² in sample / on held-out windows (window mod 10 ≥ 7, fitted on the others); r: Pearson with δ "
+                  "over the positions, its 95% interval resampling windows. token: the token whose features describe "
+                  "δ_t, predicted (t + 1, the one δ scores: which tokens are hurt) or input (t). ") +
+          kFewPairsNote + "."};
   for (const auto& name : features) t.headers.push_back(name);
   for (const auto& [key, by_feature] : lines) {
     std::vector<std::string> row = {std::get<0>(key), std::get<1>(key), described_token(std::get<2>(key)),
@@ -45,8 +47,13 @@ void token_features_tables(const TableSet& tables, std::vector<ReportTable>* out
         continue;
       }
       const TokenRegressionRow& r = *it->second;
-      row.push_back(num(r.r2, 3) + " / " + num(r.r2_holdout, 3) +
-                    (std::isfinite(r.pearson_r) ? " (r " + fmt::format("{:+.3f}", r.pearson_r) + ")" : ""));
+      row.push_back(
+          num(r.r2, 3) + " / " + num(r.r2_holdout, 3) +
+          (std::isfinite(r.pearson_r) || !r.flag.empty()
+               ? " (r " +
+                     correlation_cell(r.pearson_r, r.pearson_ci_low, r.pearson_ci_high, r.samples, !r.flag.empty()) +
+                     ")"
+               : ""));
     }
     t.rows.push_back(std::move(row));
   }

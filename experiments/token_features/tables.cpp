@@ -33,7 +33,12 @@ const TableDef<TokenRegressionRow>& token_regression_table() {
                   "Pearson r with δ (NaN for categorical features and all)")
           .column("predictors", &TokenRegressionRow::predictors, "regression columns besides the intercept")
           .column("samples", &TokenRegressionRow::samples, "scored positions")
-          .added("key", &TokenRegressionRow::key, kKeyDoc);
+          .added("key", &TokenRegressionRow::key, kKeyDoc)
+          .added("pearson_ci_low", &TokenRegressionRow::pearson_ci_low,
+                 "95% bootstrap interval of pearson_r, windows resampled (n = samples)")
+          .added("pearson_ci_high", &TokenRegressionRow::pearson_ci_high, "its upper end")
+          .added("flag", &TokenRegressionRow::flag,
+                 "why pearson_r is not a measurement: undefined, or over fewer than 10 positions (\"\": it is)");
   return t;
 }
 }  // namespace linsweep

@@ -29,7 +29,9 @@
 #include "experiments/framework/layer_params.hpp"
 #include "experiments/framework/unit_data.hpp"
 #include "experiments/framework/unit_params.hpp"
+#include "experiments/numerics/correlation.hpp"
 #include "experiments/token_features/token_features_unit.hpp"
+#include "presentation/figures.hpp"
 #include "storage/activation_shard.hpp"
 #include "storage/table_def.hpp"
 
@@ -39,6 +41,7 @@ namespace {
 struct TokenFeaturesParams {
   nlohmann::json layers = "all";
   std::string key = "predicted";
+  std::int64_t bootstrap = 1000;
 };
 
 const ParamSchema<TokenFeaturesParams>& token_features_schema() {
@@ -47,7 +50,9 @@ const ParamSchema<TokenFeaturesParams>& token_features_schema() {
           .layers("layers", &TokenFeaturesParams::layers, "layers to describe (`all`: the sweep's)")
           .add("key", &TokenFeaturesParams::key, one_of({"predicted", "input"}),
                "the token whose features describe δ_t: predicted (at t + 1, the one δ scores; the paper's) or "
-               "input (at t)");
+               "input (at t)")
+          .add("bootstrap", &TokenFeaturesParams::bootstrap, at_least(1),
+               "bootstrap resamples of windows for each Pearson r's 95% interval (seeded by the layer)");
   return s;
 }
 
@@ -55,22 +60,24 @@ struct TokenFeaturesUnitParams {
   UnitBasics basics;  // the gate split and context it reads captured rows of
   std::vector<std::int64_t> layers;
   std::string key;
+  std::int64_t bootstrap = 0;
 };
-LINSWEEP_UNIT_PARAMS(TokenFeaturesUnitParams, layers, key)
+LINSWEEP_UNIT_PARAMS(TokenFeaturesUnitParams, layers, key, bootstrap)
 
 void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
-  for_each_capture(b, p.layers,
-                   [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
-                       const std::vector<std::int64_t>& layers) {
-                     b.add_with_inputs(Unit{
-                         .kind = "token_features",
-                         .model = m.name,
-                         .corpus = corpus,
-                         .params =
-                             TokenFeaturesUnitParams{
-                                 {.split = b.split("gate").get<Split>(), .context = b.sweep().context}, layers, p.key},
-                         .deps = {capture}});
-                   });
+  for_each_capture(
+      b, p.layers,
+      [&](const ModelSpec& m, const std::string& corpus, const std::string& capture,
+          const std::vector<std::int64_t>& layers) {
+        b.add_with_inputs(Unit{
+            .kind = "token_features",
+            .model = m.name,
+            .corpus = corpus,
+            .params =
+                TokenFeaturesUnitParams{
+                    {.split = b.split("gate").get<Split>(), .context = b.sweep().context}, layers, p.key, p.bootstrap},
+            .deps = {capture}});
+      });
 }
 
 const TableRegistrar kTokenClassesTable{token_classes_table().schema()};
@@ -208,6 +215,7 @@ struct Features {
   std::vector<std::vector<double>> columns;  // one per name
   std::vector<double> token_class, pos;      // category indices (pos: −1 without a tag; empty off Brown)
   std::vector<std::uint8_t> holdout;         // window mod 10 ≥ 7
+  std::vector<std::int64_t> window;          // each row's window: the unit an r's interval resamples
   std::string key;                           // the described token: predicted or input
 };
 
@@ -269,6 +277,7 @@ Features row_features(const ExperimentInput& in, const TokenFeaturesUnitParams& 
       f.pos.push_back(it == kPos.end() ? -1.0 : static_cast<double>(it - kPos.begin()));
     }
     f.holdout.push_back(rows.window[r] % 10 >= 7);
+    f.window.push_back(rows.window[r]);
   }
   return f;
 }
@@ -318,52 +327,49 @@ double r2_of(const std::vector<const std::vector<double>*>& cols, const std::vec
   return tss > 0 ? 1.0 - rss / tss : std::nan("");
 }
 
-double pearson(const std::vector<double>& x, const std::vector<double>& y) {
-  const auto n = static_cast<double>(x.size());
-  double mx = 0, my = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) mx += x[i] / n, my += y[i] / n;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my);
-  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : std::nan("");
-}
-
+// Every feature's regression rows at `layer`; each scalar feature's Pearson r with its interval
+// (`bootstrap` draws of windows, seeded by the layer) and flag.
 std::vector<TokenRegressionRow> regressions(const ExperimentInput& in, std::int64_t layer, const Features& f,
-                                            const std::vector<double>& delta) {
+                                            const std::vector<double>& delta, std::int64_t bootstrap) {
   const std::vector<std::uint8_t> all(delta.size(), 1);
   std::vector<std::uint8_t> train(delta.size());
   for (std::size_t r = 0; r < delta.size(); ++r) train[r] = !f.holdout[r];
   std::vector<TokenRegressionRow> out;
-  auto add = [&](const std::string& name, const std::vector<const std::vector<double>*>& cols, double r) {
+  // `r`: the scalar feature's correlation with δ (null for a categorical feature and for all).
+  auto add = [&](const std::string& name, const std::vector<const std::vector<double>*>& cols, const Correlation* r) {
     out.push_back({.model = in.model_name,
                    .corpus = in.corpus_name,
                    .layer = layer,
                    .feature = name,
                    .r2 = r2_of(cols, delta, all, all),
                    .r2_holdout = r2_of(cols, delta, train, f.holdout),
-                   .pearson_r = r,
+                   .pearson_r = r ? r->r : NAN,
                    .predictors = static_cast<std::int64_t>(cols.size()),
                    .samples = static_cast<std::int64_t>(delta.size()),
-                   .key = f.key});
+                   .key = f.key,
+                   .pearson_ci_low = r ? r->ci_low : NAN,
+                   .pearson_ci_high = r ? r->ci_high : NAN,
+                   .flag = r ? correlation_flag("r", *r, "positions", "values") : ""});
   };
   std::vector<const std::vector<double>*> every;
   for (std::size_t j = 0; j < f.names.size(); ++j) {
-    add(f.names[j], {&f.columns[j]}, pearson(f.columns[j], delta));
+    const Correlation r = correlate(f.columns[j], delta, f.window, bootstrap, static_cast<std::uint64_t>(layer));
+    add(f.names[j], {&f.columns[j]}, &r);
     every.push_back(&f.columns[j]);
   }
   const auto classes = indicators(f.token_class, kClasses.size());
   std::vector<const std::vector<double>*> class_cols;
   for (const auto& c : classes) class_cols.push_back(&c);
-  add("token class", class_cols, std::nan(""));
+  add("token class", class_cols, nullptr);
   every.insert(every.end(), class_cols.begin(), class_cols.end());
   const auto pos = indicators(f.pos, kPos.size());
   if (!f.pos.empty()) {
     std::vector<const std::vector<double>*> pos_cols;
     for (const auto& c : pos) pos_cols.push_back(&c);
-    add("part of speech", pos_cols, std::nan(""));
+    add("part of speech", pos_cols, nullptr);
     every.insert(every.end(), pos_cols.begin(), pos_cols.end());
   }
-  add("all", every, std::nan(""));
+  add("all", every, nullptr);
   return out;
 }
 
@@ -405,7 +411,7 @@ UnitResult run_token_features(const ExperimentInput& in) {
                          ExitCode::kBadInput);
     category_rows(in, layer, f.key, "class", kClasses, f.token_class, rows.delta, &classes);
     if (!f.pos.empty()) category_rows(in, layer, f.key, "pos", kPos, f.pos, rows.delta, &classes);
-    const auto r = regressions(in, layer, f, rows.delta);
+    const auto r = regressions(in, layer, f, rows.delta, p.bootstrap);
     fits.insert(fits.end(), r.begin(), r.end());
   }
   UnitResult out = unit_result(in);

@@ -34,6 +34,8 @@ struct TokenRegressionRow {
   double r2 = 0, r2_holdout = 0, pearson_r = 0;
   std::int64_t predictors = 0, samples = 0;
   std::string key;
+  double pearson_ci_low = 0, pearson_ci_high = 0;
+  std::string flag;
 };
 
 // δ by token class (and part of speech): one row per model, corpus, layer, scheme and category.

@@ -17,17 +17,19 @@ Usage: check_references.py STORE [CHECK...]   (CHECK: gates clusters nofly compo
                    windows held out
   clusters:        PCA (svd_solver="full") explained variance ratio within 1e-6; k-means inertia no worse than
                    KMeans with the same n_init (relative 1e-9 slack)
-  nofly:           tokens keyed by the next token (checked against the next row and, on npy
-                   corpora, the token stream) or the input token; thresholds (absolute or top
-                   share) and listed/found/still_listed/flipped/shared recounted; both Pearson r
-                   (over shared and over found tokens) equal numpy.corrcoef within 1e-12 (scipy
-                   .stats.pearsonr too)
+  nofly:           tokens keyed by the input token or the next token (checked against the next
+                   row and, on npy corpora, the token stream); thresholds (absolute or top share)
+                   and listed/found/still_listed/flipped/shared recounted; both Pearson r (over
+                   shared and over found tokens) equal numpy.corrcoef within 1e-12 (scipy
+                   .stats.pearsonr too); each r's interval within the sampling error of numpy's
+                   own bootstrap over tokens (as the AUC intervals below); an r over fewer than 10
+                   tokens, or undefined, flagged with its n
   token_context:   the residual stream entering each block, per-row ‖r‖, ‖e‖, ‖c‖ and their means
                    against tests/support/reference_forward.py (float64 torch from the checkpoints,
                    no project code) within 1e-5 relative; captured X against its MLP input at r
   token keys:      token_context's lookup AUCs by the predicted and by the input token, and
                    token_features' log frequency (npy corpora) of the token its `key` names, with
-                   its Pearson r with δ
+                   its Pearson r with δ and that r's interval against numpy's bootstrap over windows
   compound:        FLOPs saved recomputed from each model's config.json (d, d_ff, L, V), the share
                    routed and the chosen gates' variants, within relative 1e-12
   gate baselines:  each threshold-curve point's share from numpy logits of the stored chosen gate
@@ -64,6 +66,53 @@ from unit_files import Unit, unit_paths  # noqa: E402
 warnings.filterwarnings("ignore")  # newton-cg reports that rounding, not its tolerance, ended it
 store = sys.argv[1]
 worst = {}
+
+
+MIN_CORRELATION_N = 10  # docs/methods.md, "Correlations"
+
+
+def check_bootstrap_bounds(draws, ours, B, what):
+    """ours: (low, high), the 2.5% and 97.5% points of B bootstrap draws interpolated by numpy's
+    linear rule (between the k-th and (k+1)-th smallest, k = ⌊q(B−1)⌋ + 1); draws: numpy's own
+    draws of the same statistic. Under the draws' distribution F, F at the k-th smallest of B is
+    Beta(k, B+1−k) exactly, so F(ours) lies between Beta(k, B+1−k)'s and Beta(k+1, B−k)'s
+    quantiles at α/2 and 1−α/2, α = 5e-7 per bound; numpy's F is known to within 5 of its
+    standard errors, √(t(1−t)/N)."""
+    alpha = 5e-7
+    for q, value in zip((0.025, 0.975), ours):
+        k = int(np.floor(q * (B - 1))) + 1
+        lo = scipy.stats.beta.ppf(alpha / 2, k, B + 1 - k)
+        hi = scipy.stats.beta.ppf(1 - alpha / 2, k + 1, B - k)
+        below, at_most = np.mean(draws < value), np.mean(draws <= value)
+        margin = 5 * np.sqrt(max(lo * (1 - lo), hi * (1 - hi)) / len(draws))
+        assert at_most >= lo - margin and below <= hi + margin, (what, q, value, below, at_most, lo, hi)
+
+
+def bootstrap_r(a, b, group, rng, n_draws=8000):
+    """numpy's bootstrap of Pearson r: the distinct groups drawn with replacement, every pair of a
+    drawn group counted as often as it was drawn; draws whose r is undefined left out. Returns
+    the draws and the share left out."""
+    _, g = np.unique(group, return_inverse=True)
+    groups = g.max() + 1
+    weight = rng.multinomial(groups, np.full(groups, 1 / groups), size=n_draws).astype(float)  # draws × groups
+    x, y = a - a.mean(), b - b.mean()
+    per = lambda v: np.bincount(g, weights=v, minlength=groups)  # noqa: E731 (each group's sum)
+    n, sx, sy = weight @ per(np.ones_like(x)), weight @ per(x), weight @ per(y)
+    xx, yy = weight @ per(x * x), weight @ per(y * y)
+    sxx, syy, sxy = xx - sx * sx / n, yy - sy * sy / n, weight @ per(x * y) - sx * sy / n
+    ok = (sxx > 1e-12 * xx) & (syy > 1e-12 * yy)
+    r = sxy[ok] / np.sqrt(sxx[ok] * syy[ok])
+    return np.clip(r, -1, 1), 1 - ok.mean()
+
+
+def check_r_interval(a, b, group, low, high, B, rng, what):
+    """Our interval of r over (a, b) against numpy's bootstrap, where draws rarely leave r
+    undefined (else the two leave out different shares of B; then only its range)."""
+    draws, undefined = bootstrap_r(a, b, group, rng)
+    if undefined < 1e-3:
+        check_bootstrap_bounds(draws, (low, high), B, what)
+    else:
+        assert draws.min() - 1e-12 <= low <= high <= draws.max() + 1e-12, (what, low, high, draws.min(), draws.max())
 
 
 def record(name, value, tol):
@@ -352,7 +401,7 @@ def check_token_keys():
     AUC recomputed with roc_auc_score within 1e-12. token_features' log frequency (npy corpora,
     whose token stream is the file): every row's value from the corpus counts of the token its
     unit's `key` names (t + 1 or t) within 1e-12, and its Pearson r with δ per layer from
-    numpy.corrcoef within 1e-9."""
+    numpy.corrcoef within 1e-9, with its interval against numpy's bootstrap over windows."""
     count = 0
     for f, prov, rows, key in layer_units("token_context", "token_context", "token_context"):
         layer = prov["params"]["layer"]
@@ -391,11 +440,16 @@ def check_token_keys():
             _, delta, _ = captured(prov["deps"][0], "gate", int(r["layer"]))
             record("token_features log-frequency Pearson r vs numpy (abs)",
                    abs(r["pearson_r"] - np.corrcoef(logf, delta)[0, 1]), 1e-9)
+            # Its interval resamples windows; n is the positions (samples), far above the minimum.
+            assert r["samples"] == len(delta) >= MIN_CORRELATION_N and r["flag"].decode() == "", r
+            check_r_interval(logf, delta, window, r["pearson_ci_low"], r["pearson_ci_high"], p["bootstrap"],
+                             np.random.default_rng(int(r["layer"])), "token_regression log frequency r")
         count += 1
     return count
 
 
 def check_nofly():
+    rng = np.random.default_rng(1)
     count = 0
     for f, prov in units("nofly"):
         p = prov["params"]
@@ -422,13 +476,18 @@ def check_nofly():
                 (len(listed), len(found), len(still), len(flipped), len(both)), (row, p)
             record("nofly thresholds (abs)", max(abs(row["threshold"] - threshold),
                                                  abs(row["target_threshold"] - target_threshold)), 1e-12)
-            for name, tokens in (("pearson_r", both), ("pearson_r_listed", found)):
+            flag = row["flag"].decode()
+            for name, tokens, what in (("pearson_r", both, "r over shared"), ("pearson_r_listed", found, "r over found")):
                 a, b = np.array([src[t][1] for t in tokens]), np.array([tgt[t][1] for t in tokens])
+                low, high = row[name + "_ci_low"], row[name + "_ci_high"]
                 if len(tokens) < 2 or np.std(a) == 0 or np.std(b) == 0:
-                    assert np.isnan(row[name]), (name, row)
+                    assert np.isnan(row[name]) and f"{what} undefined: {len(tokens)} " in flag, (name, row)
                     continue
                 record("Pearson r vs numpy.corrcoef (abs)", abs(np.corrcoef(a, b)[0, 1] - row[name]), 1e-12)
                 record("Pearson r vs scipy.stats.pearsonr (abs)", abs(scipy.stats.pearsonr(a, b)[0] - row[name]), 1e-12)
+                # Below the minimum n the row says so, with the n.
+                assert (f"{what}: only {len(tokens)} " in flag) == (len(tokens) < MIN_CORRELATION_N), (name, flag)
+                check_r_interval(a, b, np.arange(len(tokens)), low, high, p["bootstrap"], rng, f"nofly {name}")
             count += 1
     return count
 

@@ -1,15 +1,19 @@
 // Nothing is chosen on the eval split: planted eval numbers that would reverse a choice leave
-// progressive's layer order and the reports' best layer as the select split chose them. (The
-// gate variant and the label threshold: test_gate.cpp poisons the eval split's δ.)
+// progressive's layer order, and every layer a report table, finding or opening sentence names
+// as best, cheapest or most expensive, as the select split chose them. (The gate variant and the
+// label threshold: test_gate.cpp poisons the eval split's δ.)
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 #include <variant>
 
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/run/local_run.hpp"
 #include "orchestrator/run/unit_executor.hpp"
 #include "orchestrator/spec/spec.hpp"
+#include "presentation/findings.hpp"
 #include "presentation/report.hpp"
 #include "storage/store.hpp"
 #include "support/catch.hpp"
@@ -73,6 +77,30 @@ std::string report_cell(const std::vector<ReportTable>& report, const std::strin
   throw;
 }
 
+// Reverses the order of `table`'s eval Δ% (delta_pct := −select_delta_pct) on the rows where
+// `row_counts` holds; returns the select Δ% by layer.
+std::map<std::int64_t, double> plant_reversed_eval(Table& t, const std::function<bool(const Row&)>& row_counts) {
+  const int layer = t.column_index("layer"), eval = t.column_index("delta_pct"),
+            select = t.column_index("select_delta_pct");
+  REQUIRE(select >= 0);
+  std::map<std::int64_t, double> by_select;
+  for (Row& r : t.rows)
+    if (row_counts(r)) {
+      const auto l = static_cast<std::int64_t>(number(r, layer));
+      by_select[l] = number(r, select);
+      r[static_cast<std::size_t>(eval)] = -by_select[l];  // the best on eval is the worst on select
+    }
+  return by_select;
+}
+
+// The report columns and findings topics that name a chosen layer or gate: each is checked
+// below, and a new one must be added here (and checked) before its table passes.
+bool names_a_choice(const std::string& header) {
+  for (const char* word : {"best", "cheapest", "most expensive", "worst", "lowest", "highest", "chosen"})
+    if (header.find(word) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("choices: planted eval costs change neither progressive's order nor the best layer") {
@@ -120,22 +148,48 @@ TEST_CASE("choices: planted eval costs change neither progressive's order nor th
     CHECK(progressive_order(executor.run(progressive, Store::open_read(dir / "store"), nullptr)) == chosen);
   }
 
-  {  // the gating summary and the cross-scale table pick the best layer on select
+  {  // every table, finding and sentence that names a layer picks it on select
     std::map<std::string, Table> tables = Store::open_read(dir / "store").read_tables();
     Table& g = tables.at("gates");
-    const int layer = g.column_index("layer"), eval = g.column_index("delta_pct"),
-              select = g.column_index("select_delta_pct"), selected = g.column_index("selected");
-    std::map<std::int64_t, double> by_select;
-    for (Row& r : g.rows)
-      if (number(r, selected) == 1) {
-        const auto l = static_cast<std::int64_t>(number(r, layer));
-        by_select[l] = number(r, select);
-        r[static_cast<std::size_t>(eval)] = -by_select[l];  // the best on eval is the worst on select
-      }
-    REQUIRE(by_select.size() == 3);
-    const std::string best = order_by(by_select).substr(0, 1);
+    const int selected = g.column_index("selected");
+    const auto gate_select = plant_reversed_eval(g, [&](const Row& r) { return number(r, selected) == 1; });
+    const auto layer_select = plant_reversed_eval(tables.at("all_linear"), [](const Row&) { return true; });
+    REQUIRE(gate_select.size() == 3);
+    REQUIRE(layer_select.size() == 3);
+    const std::string best = order_by(gate_select).substr(0, 1);
+    const std::string cheapest = order_by(layer_select).substr(0, 1);
+    const std::string dearest = order_by(layer_select).substr(order_by(layer_select).size() - 1);
+    REQUIRE(cheapest != dearest);  // the planted eval order would swap them
+
     const std::vector<ReportTable> report = build_report(tables);
-    CHECK(report_cell(report, "gating_summary", "best layer") == best);
-    CHECK(report_cell(report, "cross_scale", "best gated layer (Δ%)").substr(0, 2) == "L" + best);
+    const std::map<std::pair<std::string, std::string>, std::string> expected = {
+        {{"all_linear_extremes", "cheapest layer"}, cheapest},
+        {{"all_linear_extremes", "most expensive layer"}, dearest},
+        {{"gating_summary", "best layer"}, best},
+        {{"cross_scale", "best gated layer (Δ%)"}, "L" + best},
+    };
+    for (const auto& [where, want] : expected)
+      CHECK(report_cell(report, where.first, where.second).substr(0, want.size()) == want);
+    // Columns that name the variant chosen at a given layer (test_gate.cpp checks that choice).
+    const std::set<std::pair<std::string, std::string>> variants = {{"gating_summary", "best gate"},
+                                                                    {"layer0", "chosen gate"}};
+    for (const ReportTable& t : report)
+      for (const auto& h : t.headers)
+        if (names_a_choice(h) && !variants.count({t.name, h}))
+          CHECK(expected.count({t.name, h}) == 1);  // a new column that names a choice: check it above
+
+    std::map<std::string, std::string> findings;  // topic -> text (one model and corpus)
+    for (const Finding& f : collect_findings(tables)) findings[f.topic] = f.text;
+    CHECK(findings.at("cheapest layer, all-linear Δ%").rfind("L" + cheapest + ":", 0) == 0);
+    CHECK(findings.at("most expensive layer").rfind("L" + dearest + ":", 0) == 0);
+    CHECK(findings.at("chosen gate vs random routing, Δ% difference").find("best layer L" + best + " ") !=
+          std::string::npos);
+    for (const auto& [topic, text] : findings) CHECK(text.find("chosen on eval") == std::string::npos);
+
+    const std::vector<std::string> headlines = collect_headlines(tables);
+    REQUIRE(headlines.size() == 2);  // all_linear's and gate's
+    CHECK(headlines[0].find("costs least at layer " + cheapest + " of m on c") != std::string::npos);
+    CHECK(headlines[0].find("the most expensive, layer " + dearest + " of m on c") != std::string::npos);
+    CHECK(headlines[1].find("layer " + best + " of m on c") != std::string::npos);
   }
 }

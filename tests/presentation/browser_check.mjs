@@ -1,6 +1,7 @@
 // Opens a `linsweep report` page in headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core) and checks what a reader sees: every figure drawn with a non-zero size and
-// every text of it inside its SVG (nothing clipped, with the browser's real fonts), no element
+// every text of it inside its SVG (nothing clipped, with the browser's real fonts) and clear of
+// every other text of it (no two label boxes overlap), no element
 // wider than the page at two window widths (a wide table scrolls inside its own box), no table
 // cell that breaks inside a word or number, the findings summary before anything else of the
 // page's main part, every figure of the kinds given with --intervals drawing its intervals, no
@@ -41,24 +42,36 @@ try {
   const figures = await page.evaluate(() => [...document.querySelectorAll('figure')].map((f) => {
     const svg = f.querySelector('svg');
     const box = svg ? svg.getBoundingClientRect() : { width: 0, height: 0 };
-    const clipped = [];
+    const clipped = [], overlaps = [], labels = [];
     if (svg) {
       for (const t of svg.querySelectorAll('text')) {
         const r = t.getBoundingClientRect();
         if (r.width === 0 || t.textContent.trim() === '') continue;
         if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
           clipped.push(t.textContent);
+        labels.push({ text: t.textContent, r });
       }
+      // Two texts overlap when their boxes share more than half a pixel both ways.
+      for (let i = 0; i < labels.length; i++)
+        for (let j = i + 1; j < labels.length; j++) {
+          const a = labels[i].r, b = labels[j].r;
+          const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+          const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+          if (w > 0.5 && h > 0.5) overlaps.push(`"${labels[i].text}" and "${labels[j].text}"`);
+        }
     }
     const intervals = svg ? [...svg.querySelectorAll('.interval')].filter((e) => {
       const r = e.getBoundingClientRect();
       return r.width > 0 || r.height > 0;
     }).length : 0;
-    return { id: f.id, width: box.width, height: box.height, clipped, intervals };
+    return { id: f.id, width: box.width, height: box.height, clipped, overlaps, labels: labels.length, intervals };
   }));
+  let labelBoxes = 0;
   for (const f of figures) {
     if (!(f.width > 0 && f.height > 0)) problems.push(`figure ${f.id} has size ${f.width}×${f.height}`);
     for (const t of f.clipped) problems.push(`figure ${f.id}: text "${t}" runs outside the figure`);
+    for (const o of f.overlaps) problems.push(`figure ${f.id}: labels ${o} overlap`);
+    labelBoxes += f.labels;
   }
   let withIntervals = 0;
   for (const prefix of intervalKinds) {
@@ -152,7 +165,8 @@ try {
     await page.locator(`#${f.id}`).screenshot({ path: path.join(outDir, name) });
     saved.push(name);
   }
-  console.log(JSON.stringify({ figures: figures.length, with_intervals: withIntervals, findings_rows: order.rows,
+  console.log(JSON.stringify({ figures: figures.length, label_boxes: labelBoxes, with_intervals: withIntervals,
+                               findings_rows: order.rows,
                                anchors, files, screenshots: saved, problems: problems.length }));
 } finally {
   await context.close();

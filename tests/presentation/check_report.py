@@ -241,17 +241,27 @@ def check_fig2_fig5(out, gates, all_linear, compound):
                    "compound lines with their bands, shares from 0")
 
 
+# The two lookups as the report names them: which one a router could deploy.
+LOOKUP_LABELS = {"token_lookup_input": "token_lookup_input (deployable)",
+                 "token_lookup": "token_lookup (predicted: which tokens are hurt, not deployable)"}
+
+
 def check_token_context(out, rows):
     for m in sorted({r["model"] for r in rows}):
         got, _ = panels(svg(out, f"token_context_{m}"))
         for c in sorted({r["corpus"] for r in rows if r["model"] == m}):
             mine = [r for r in rows if r["model"] == m and r["corpus"] == c]
             variants = sorted({r["variant"] for r in mine})
-            check(sorted(got[c]) == variants, f"token_context {m} {c}: series {sorted(got[c])}")
+            check(sorted(got[c]) == sorted(LOOKUP_LABELS.get(v, v) for v in variants),
+                  f"token_context {m} {c}: series {sorted(got[c])}")
             for v in variants:
-                check_points(got[c][v], {r["layer"]: (r["auc"], r["auc_ci_low"], r["auc_ci_high"]) for r in mine
-                                         if r["variant"] == v}, f"token_context {m} {c} {v}")
-    checked.append(f"token_context: {len(rows)} AUCs with their intervals")
+                check_points(got[c][LOOKUP_LABELS.get(v, v)],
+                             {r["layer"]: (r["auc"], r["auc_ci_low"], r["auc_ci_high"]) for r in mine
+                              if r["variant"] == v}, f"token_context {m} {c} {v}")
+    rows_csv = list(csv.DictReader(open(f"{out}/csv/token_context.csv", encoding="utf-8")))
+    check(all(f"AUC {label}" in rows_csv[0] for label in LOOKUP_LABELS.values()),
+          f"token_context.csv: the lookups are not labelled deployable / not deployable: {list(rows_csv[0])}")
+    checked.append(f"token_context: {len(rows)} AUCs with their intervals; the lookups labelled by deployability")
 
 
 def check_histograms(out, store):
@@ -553,12 +563,13 @@ def check_findings(out, store):
         for r in tc:
             if r["model"] == m and r["corpus"] == c:
                 layers.setdefault(r["layer"], {})[r["variant"]] = r
-        apart = [(v["token_lookup"], v["c"]) for v in layers.values() if "token_lookup" in v and "c" in v]
+        # Against the context gate stands the lookup a router can deploy: by the input token.
+        apart = [(v["token_lookup_input"], v["c"]) for v in layers.values() if "token_lookup_input" in v and "c" in v]
         if apart:
             tok = sum(t["auc_ci_low"] > x["auc_ci_high"] for t, x in apart)
             ctx = sum(x["auc_ci_low"] > t["auc_ci_high"] for t, x in apart)
-            want = f"token lookup ahead at {tok}/{len(apart)} layers, context c at {ctx} "
-            topic = "token vs context, gate AUC"
+            want = f"input-token lookup ahead at {tok}/{len(apart)} layers, context c at {ctx} "
+            topic = "input token vs context, AUC (deployable)"
             check(cell[topic].startswith(want), f"findings {m} {c} token: {cell[topic]!r}, want {want}")
         for r in compound:
             if (r["model"], r["corpus"]) == (m, c):
@@ -571,6 +582,47 @@ def check_findings(out, store):
                 topic = "wall-clock saving, compound forward"
                 check(cell[topic].startswith(want), f"findings {m} {c} speed: {cell[topic]!r}, want {want}")
     checked.append(f"findings: {len(got)} rows recomputed from the store's tables")
+
+
+def headlines(out):
+    """The sentences that open the page, unescaped."""
+    text = open(f"{out}/index.html", encoding="utf-8").read()
+    m = re.search(r'<ul id="headlines">\n(.*?)</ul>', text, re.S)
+    return [html.unescape(x) for x in re.findall(r"<li>(.*?)</li>", m.group(1))] if m else []
+
+
+def ci(v, lo, hi):
+    return f"{v:+.2f}% (95% CI {lo:+.2f} to {hi:+.2f})"
+
+
+def check_headlines(out, store):
+    """Three to six sentences open the page, before the findings table, each with a number and its
+    interval; the all-linear and gate sentences recomputed from the store's rows, their layers
+    chosen on the select split."""
+    got = headlines(out)
+    check(3 <= len(got) <= 6, f"{len(got)} opening sentences: {got}")
+    for h in got:
+        check("95% CI" in h and h.endswith("."), f"opening sentence without an interval: {h!r}")
+    text = open(f"{out}/index.html", encoding="utf-8").read()
+    check(text.index('id="headlines"') < text.index('id="findings-table"'), "the sentences do not precede the table")
+    al = [r for r in table(store, "all_linear") if math.isfinite(r["select_delta_pct"])]
+    lo, hi = min(al, key=lambda r: r["select_delta_pct"]), max(al, key=lambda r: r["select_delta_pct"])
+    want = (f"costs least at layer {lo['layer']} of {lo['model']} on {lo['corpus']}: "
+            f"{ci(lo['delta_pct'], lo['ci_low'], lo['ci_high'])} perplexity on the eval split, against "
+            f"{ci(hi['delta_pct'], hi['ci_low'], hi['ci_high'])} at the most expensive, layer {hi['layer']} of "
+            f"{hi['model']} on {hi['corpus']} (the lowest and highest select-split costs of {len(al)} layers in "
+            f"{len({(r['model'], r['corpus']) for r in al})} model–corpus pairs).")
+    check(got[0].endswith(want), f"all-linear sentence {got[0]!r}, want …{want!r}")
+    ch = [g for g in table(store, "gates") if g["selected"] == 1 and math.isfinite(g["vs_random_pct"])
+          and g["random_draws"] > 0]
+    best = min(ch, key=lambda g: g["select_delta_pct"] if math.isfinite(g["select_delta_pct"]) else math.inf)
+    want = (f"beats random routing of the same share of positions at {sum(g['vs_random_ci_high'] < 0 for g in ch)} "
+            f"of {len(ch)} layers and does worse at {sum(g['vs_random_ci_low'] > 0 for g in ch)} (paired 95% "
+            f"intervals that exclude zero); at the layer whose gate costs least on the select split, layer "
+            f"{best['layer']} of {best['model']} on {best['corpus']} ({best['gate']}, ")
+    check(want in got[1], f"gate sentence {got[1]!r}, want …{want!r}")
+    check(any(h.startswith("Against a lookup table of the input token") for h in got), "no token-vs-context sentence")
+    checked.append(f"opening: {len(got)} sentences with intervals, layers chosen on select as the store's rows say")
 
 
 def check_page(binary, out, j, store):
@@ -664,6 +716,7 @@ def main():
     check_tables(out, measure)
     check_speed(out, measure)
     check_findings(out, measure)
+    check_headlines(out, measure)
     check_page(binary, out, j, measure)
     out = f"{work}/training"
     j = report(binary, training, out)

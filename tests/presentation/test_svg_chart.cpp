@@ -189,3 +189,33 @@ TEST_CASE("a ring sits on the dodged point it highlights", "[svg]") {
   REQUIRE(std::regex_search(svg, m, std::regex("<circle cx=\"([0-9.]+)\"[^>]*data-x=\"2\" data-y=\"1.2\"")));
   CHECK(std::abs(std::stod(m[1]) - square) > 3);  // the all-linear point stands apart
 }
+
+TEST_CASE("svg chart: notes beside points that lie close together keep clear of each other") {
+  SvgChart c("Median cost against size", "parameters (log scale)", "Δ (%)");
+  c.set_log_x();
+  ChartSeries a, b;
+  a.label = "gpt_neox", b.label = "gpt2";
+  a.mark = b.mark = Mark::kPoints;
+  a.x = {2.0e5, 2.0e5}, a.y = {3.0, 3.02}, a.notes = {"tiny-neox", "tiny-neox-seq"};
+  b.x = {2.1e5, 9.0e5}, b.y = {3.01, 1.0}, b.notes = {"tiny-gpt2", "other"};
+  c.add_series(a);
+  c.add_series(b);
+  const std::string svg = c.render();
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Box> boxes;
+  const std::regex note("<text class=\"note\" x=\"([^\"]*)\" y=\"([^\"]*)\" text-anchor=\"([a-z]*)\"[^>]*>([^<]*)<");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), note); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]), y = std::stod((*it)[2]), w = text_width((*it)[4], 11);
+    const double x0 = (*it)[3] == "end" ? x - w : x;
+    boxes.push_back({x0, y - 11, x0 + w, y + 3});
+  }
+  REQUIRE(boxes.size() == 4);
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+      const Box& p = boxes[i];
+      const Box& q = boxes[j];
+      CHECK_FALSE((p.x0 < q.x1 && q.x0 < p.x1 && p.y0 < q.y1 && q.y0 < p.y1));
+    }
+}

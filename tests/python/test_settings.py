@@ -2,15 +2,18 @@
 """A sweep's settings side by side (docs/spec.md, "Sweeps") on the store make_stores.py runs with
 `-m context=16,32 fit.lambda=[0.01],[10]`: the settings' units coexist as current results, the
 swept keys are typed columns of every table (`query`, the units table), `compare` recomputes each
-table's Δ% from the stored windows and pairs only settings that hold the same windows, the report
-opens with the comparison and shows one setting elsewhere, a plain run keeps the sweep current,
-a swept compound shares its gates and `export` asks which setting, and sweeps written wrongly
-are refused with exit 2.
+table's Δ% from the stored windows with the units' own bootstrap count and pairs only settings
+that hold the same windows (as the README's example does), the report shows one setting and the
+comparison last, among its diagnostics, a plain run keeps the sweep current, a swept compound
+shares its gates and `export` asks which setting, and sweeps written wrongly are refused with
+exit 2.
 
 Usage: test_settings.py LINSWEEP SOURCE_DIR STORES
 """
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -69,6 +72,7 @@ class Settings(unittest.TestCase):
             with self.subTest(series=r["series"], setting=r["setting"]):
                 stored = table[(int(r["series"][len("layer"):]), r["setting"])]
                 self.assertAlmostEqual(r["delta_pct"], stored["delta_pct"], places=9)
+                self.assertEqual(r["resamples"], 200)  # the all_linear units' own bootstrap count
                 self.assertLessEqual(r["delta_lo"], r["delta_pct"])
                 self.assertLessEqual(r["delta_pct"], r["delta_hi"])
                 if "fit.lambda=[0.01]" in r["setting"]:  # first of its context: nothing before it shares windows
@@ -83,25 +87,48 @@ class Settings(unittest.TestCase):
                 self.assertLessEqual(r["diff_pct"], r["diff_hi"])
                 # Pairing removes the windows' shared variation: narrower than either setting's interval.
                 self.assertLess(r["diff_hi"] - r["diff_lo"], r["delta_hi"] - r["delta_lo"])
+        told = json.loads(linsweep("compare", STORE, "--json", "--resamples", "50").stdout)
+        self.assertEqual({r["resamples"] for r in told}, {50})
         text = linsweep("compare", STORE).stdout
         self.assertIn("paired with", text)
         self.assertIn("context=16,fit.lambda=[0.01]", text)
 
-    def test_report_opens_with_the_comparison_and_shows_one_setting(self):
+    def test_report_shows_one_setting_and_the_comparison_last(self):
         out = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, out)
         linsweep("tables", STORE, "--out", out)
         with open(os.path.join(out, "tables.md")) as f:
             md = f.read()
         titles = [line for line in md.splitlines() if line.startswith("## ")]
-        self.assertTrue(titles[0].startswith("## Settings side by side"), titles)
+        self.assertTrue(titles[-1].startswith("## Settings side by side"), titles)
         self.assertIn("The other tables and figures show setting context=16,fit.lambda=[0.01].", md)
-        self.assertNotIn("context=32", md.split("## ", 2)[2])  # the sections after it: one setting only
+        self.assertNotIn("context=32", md.split("## Settings side by side")[0])  # the results: one setting only
         linsweep("report", STORE, "--out", out)
         with open(os.path.join(out, "index.html")) as f:
             html = f.read()
         self.assertIn("The page shows setting context=16,fit.lambda=[0.01] of the sweep", html)
-        self.assertLess(html.index("The page shows setting"), html.index("Settings side by side: "))
+        # A diagnostic, after every result table: its own section, after "Tables".
+        self.assertLess(html.index('<section id="tables">'), html.index('<section id="diagnostics">'))
+        self.assertLess(html.index('<section id="diagnostics">'), html.index('<h3 id="table-settings">'))
+        self.assertLess(html.index("The page shows setting"), html.index('<h3 id="table-settings">'))
+        with open(os.path.join(out, "tables.md")) as f:
+            titles = [line for line in f.read().splitlines() if line.startswith("## ")]
+        self.assertTrue(titles[0].startswith("## Findings") and titles[-1].startswith("## Settings side by side"),
+                        titles)
+
+    def test_the_readme_compare_example_pairs(self):
+        """The README's sweep keeps the eval windows (no context or split swept), so `compare` has
+        windows to pair its settings on; its compare reads the store the run wrote."""
+        with open(os.path.join(SRC, "README.md"), encoding="utf-8") as f:
+            lines = [line.split("#")[0] for line in f if line.startswith("build/linsweep ")]
+        run = next(shlex.split(line) for line in lines if " -m " in line)
+        compare = next(shlex.split(line) for line in lines if line.split()[1] == "compare")
+        swept = [a.split("=")[0] for a in run[run.index("-m") + 1:] if not a.startswith("-") and "=" in a]
+        self.assertTrue(swept, run)
+        for key in swept:
+            self.assertFalse(key == "context" or re.match(r"(experiments\.)?splits?\.", key) or key == "splits",
+                             f"the README sweeps {key}: its settings hold different windows, so compare pairs none")
+        self.assertEqual(compare[2], run[run.index("--store") + 1])
 
     def test_a_plain_run_keeps_the_sweep_current_and_a_rerun_does_nothing(self):
         d = tempfile.mkdtemp()
