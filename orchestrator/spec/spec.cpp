@@ -78,6 +78,9 @@ ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
     ms.layers = c.n_layers;
     ms.max_positions = c.max_context();
     ms.export_problem = affine_export_problem(c);
+    ms.experts = c.moe.experts;
+    for (std::int64_t l = 0; l < c.n_layers; ++l)
+      if (c.sparse(l)) ms.sparse_layers.push_back(l);
   } catch (const Error& err) {
     ctx.fail(e.node["path"], e.field + ".path", err.what());
   }
