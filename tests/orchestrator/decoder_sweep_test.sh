@@ -4,7 +4,8 @@
 # (tests/support/make_decoder_fixtures.py, stored in float32, bfloat16, float16 and float32), a
 # dense Qwen3 and a Qwen2-MoE (tests/data/models/hf_zoo: a dense first layer, six experts, top-2,
 # a shared expert) runs to the end; every table has rows of every model, but `experts`, whose
-# rows are the MoE's sparse layers' experts alone (the dense models have none).
+# rows are the MoE's sparse layers' experts alone (the dense models have none) and agree with the
+# float64 reference (check_experts.py).
 # Usage: decoder_sweep_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 bin="$1"; src="$(cd "$2" && pwd)"; work="$3"
@@ -73,3 +74,5 @@ for table in json.load(open(f"{work}/catalogue.json")):
 assert filled >= 7, f"only {filled} tables have rows: the seven experiments fill at least seven"
 print("decoder sweep: every table has every model (experts: the MoE's)")
 PY
+/usr/bin/python3 "$src/tests/orchestrator/check_experts.py" "$bin" "$work/store" qwen2_moe \
+  "$src/tests/data/models/hf_zoo/qwen2-moe-f32" "$work/models/tokens.npy" 32 0.01 0 1024 2560 512
