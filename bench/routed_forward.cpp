@@ -229,7 +229,9 @@ nlohmann::json time_passes(const Args& a, Bench& b, const std::vector<linsweep::
   }
   b.model->reset_hooks();
   const double share = routed_positions / static_cast<double>(b.routed_layers.size() * a.windows * a.context);
-  const double per_routed = linsweep::mlp_flops(b.config) - linsweep::surrogate_flops(b.config);
+  // The bench's models are dense: every routed layer's MLP costs the same.
+  const double per_routed =
+      linsweep::mlp_flops(b.config, b.routed_layers.front()) - linsweep::surrogate_flops(b.config);
   const double gate = linsweep::gate_flops(linsweep::GateVariant{}, b.config);
   const double predicted =
       static_cast<double>(b.routed_layers.size()) * (share * per_routed - gate) / linsweep::model_flops(b.config);

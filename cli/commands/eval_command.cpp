@@ -11,6 +11,7 @@
 
 #include "cli/commands/commands.hpp"
 #include "common/errors.hpp"
+#include "common/hf_cache.hpp"
 #include "engine/corpus/corpus.hpp"
 #include "engine/corpus/windows.hpp"
 #include "engine/eval/evaluator.hpp"
@@ -21,14 +22,15 @@ namespace linsweep {
 namespace {
 
 struct EvalArgs {
-  std::string model, corpus, format, device = "auto", dtype = "float32";
+  std::string model, revision, corpus, format, device = "auto", dtype = "float32";
   std::int64_t start = 0, tokens = -1, context = 0, batch = 8;
   std::int64_t warmup = -1;  // -1: one batch on a GPU, none on the CPU
   int threads = 0;
   bool json = false, per_token = false;
 };
 
-int run_eval(const EvalArgs& a) {
+int run_eval(EvalArgs a) {
+  a.model = resolve_model_dir(a.model, "", a.revision);  // a hub id: its snapshot in the HF cache
   configure_threads(a.threads);
   const auto t0 = std::chrono::steady_clock::now();
   ModelOptions mo;
@@ -114,7 +116,11 @@ void add_eval_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* cmd =
       root.add_subcommand("eval", "Perplexity of a model on a token split of a corpus (see docs/corpora.md).");
-  cmd->add_option("--model", args->model, "HF model directory (config.json, safetensors, tokenizer)")->required();
+  cmd->add_option("--model", args->model,
+                  "HF model directory (config.json, safetensors, tokenizer), or a hub id org/name in the HF cache")
+      ->required();
+  cmd->add_option("--revision", args->revision,
+                  "the revision of a hub id or models--org--name folder: a branch, tag or commit (default main)");
   cmd->add_option("--corpus", args->corpus, "corpus file (or Brown directory)")->required();
   cmd->add_option("--format", args->format, "text | wikitext | lambada | brown | npy (default: from the path)");
   cmd->add_option("--start", args->start, "first token of the split in the corpus stream")->capture_default_str();

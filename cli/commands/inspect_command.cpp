@@ -7,6 +7,7 @@
 #include "cli/commands/commands.hpp"
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/hf_cache.hpp"
 #include "engine/model/architecture_registry.hpp"
 #include "engine/model/hf_activation.hpp"
 #include "engine/model/hf_weights.hpp"
@@ -19,11 +20,12 @@ namespace linsweep {
 namespace {
 
 struct InspectArgs {
-  std::string model;
+  std::string model, revision;
   bool json = false;
 };
 
-int run_inspect(const InspectArgs& a) {
+int run_inspect(InspectArgs a) {
+  a.model = resolve_model_dir(a.model, "", a.revision);  // a hub id: its snapshot in the HF cache
   ModelOptions mo;
   mo.device = "cpu";
   LoadedModel lm = load_model(a.model, mo);  // validates every tensor against config.json
@@ -82,7 +84,9 @@ void add_inspect_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd =
       root.add_subcommand("inspect", "Architecture, sizes, dtypes and parameter count of an HF model directory.");
-  cmd->add_option("model_dir", args->model, "HF model directory")->required();
+  cmd->add_option("model_dir", args->model, "HF model directory, or a hub id org/name in the HF cache")->required();
+  cmd->add_option("--revision", args->revision,
+                  "the revision of a hub id or models--org--name folder: a branch, tag or commit (default main)");
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->footer("Example: linsweep inspect tests/data/models/tiny-neox --json");
   cmd->callback([args, action] { *action = [args] { return run_inspect(*args); }; });

@@ -49,7 +49,7 @@ std::vector<FlaggedRow> flagged_rows(const Store& store) {
       const auto* text = std::get_if<std::string>(&r[static_cast<std::size_t>(flag)]);
       if (text == nullptr || text->empty()) continue;
       std::string where;
-      for (const char* c : {"model", "corpus", "source", "target", "layer", "gate"}) {
+      for (const char* c : {"model", "corpus", "source", "target", "layer", "gate", "expert"}) {
         const int i = t.column_index(c);
         if (i < 0) continue;
         std::visit(

@@ -6,20 +6,21 @@
 
 #include "cli/commands/commands.hpp"
 #include "common/file_io.hpp"
+#include "common/hf_cache.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 
 namespace linsweep {
 namespace {
 
 struct TokenizeArgs {
-  std::string model, in;
+  std::string model, revision, in;
   bool json = false, allow_special = false, document = false;
 };
 
 constexpr std::size_t kMaxTextBytes = std::size_t{4} << 30;
 
 int run_tokenize(const TokenizeArgs& a) {
-  const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
+  const std::unique_ptr<Tokenizer> tok = load_tokenizer(resolve_model_dir(a.model, "", a.revision));
   const std::string text = read_file(a.in, kMaxTextBytes);
   std::vector<TokenId> ids = a.document ? tok->document_prefix() : std::vector<TokenId>{};
   const auto body = tok->encode(text, a.allow_special, a.in);
@@ -41,9 +42,13 @@ void add_tokenize_command(CLI::App& root, CommandAction* action) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* cmd =
       root.add_subcommand("tokenize", "Token ids of a UTF-8 text file (only the tokenizer files are read).");
-  cmd->add_option("--model", args->model,
-                  "directory with tokenizer.json, tokenizer.model (SentencePiece), or vocab.json + merges.txt")
+  cmd->add_option(
+         "--model", args->model,
+         "directory with tokenizer.json, tokenizer.model (SentencePiece), or vocab.json + merges.txt; or a hub id "
+         "org/name in the HF cache")
       ->required();
+  cmd->add_option("--revision", args->revision,
+                  "the revision of a hub id or models--org--name folder: a branch, tag or commit (default main)");
   cmd->add_option("--in", args->in, "UTF-8 text file (invalid UTF-8 is rejected)")->required();
   cmd->add_flag("--json", args->json, "print a JSON list of ids (default: space-separated)");
   cmd->add_flag("--allow-special", args->allow_special,

@@ -1,7 +1,7 @@
 // `compound`: the chosen gates of the layers `layers` selects, active at once on the eval split:
 // perplexity, Δ% with a bootstrap interval, the share of positions routed linear, random routing
 // at the same per-layer shares, and the FLOPs saved net of the gates' own (docs/methods.md, "Compound gating"; the
-// counts are those of experiments/numerics/flops.hpp, from the model's own d, d_ff and vocabulary).
+// counts are those of experiments/numerics/flops.hpp, from the model's own sizes: d, d_ff, experts, vocabulary).
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
@@ -158,15 +158,15 @@ UnitResult run_compound(const ExperimentInput& in) {
   const std::vector<double> base = block(nll, 0, count), gated = block(nll, 1, count), random = block(nll, 2, count);
   double routed_sum = 0, saved = 0;
   const ModelConfig& config = model.config();
-  const double per_routed = mlp_flops(config) - surrogate_flops(config);
   for (std::size_t k = 0; k < layers.size(); ++k) {
+    const double per_routed = mlp_flops(config, layers[k]) - surrogate_flops(config);  // a sparse block: k experts
     routed_sum += routed[k];
     saved += routed[k] * per_routed - tokens * gate_flops(gates[k].variant(), config);  // over all scored tokens
   }
   const double ppl_base = perplexity(base, tokens), ppl = perplexity(gated, tokens);
   const auto [lo, hi] = bootstrap_delta_interval(base, gated, context - 1, p.bootstrap, seed);
   const auto [random_lo, random_hi] = bootstrap_delta_interval(base, random, context - 1, p.bootstrap, seed);
-  const double all_mlps = tokens * static_cast<double>(config.n_layers) * mlp_flops(config);
+  const double all_mlps = tokens * all_mlp_flops(config);
   const double whole = tokens * model_flops(config);
   const CompoundRow row{
       .model = in.model_name,

@@ -3,15 +3,13 @@
 // the normal equations over the fit split (stats.cpp); a `fit` unit solves the λ grid from them
 // with one eigendecomposition of XcᵀXc per layer. The "fit" provider gives every experiment
 // that replaces MLPs the fit of its model and corpus.
-#include <ATen/ATen.h>
-
 #include <algorithm>
-#include <cmath>
 
 #include "common/errors.hpp"
 #include "experiments/fit/fit_units.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "experiments/framework/unit_data.hpp"
+#include "experiments/numerics/ridge.hpp"
 #include "storage/surrogate_store.hpp"
 #include "storage/table_def.hpp"
 
@@ -96,38 +94,17 @@ void expand_fit(const FitParams&, PlanBuilder& b) {
 const ExperimentRegistrar kFit{make_experiment<FitParams>(
     "fit", "ridge surrogates of every covered layer's MLP, one per λ", 10, fit_schema(), expand_fit)};
 
-at::Tensor tensor(const std::vector<double>& v, std::int64_t rows, std::int64_t cols) {
-  return at::from_blob(const_cast<double*>(v.data()), {rows, cols}, at::kDouble).clone();
-}
-
-std::vector<double> values(const at::Tensor& t) {
-  const at::Tensor c = t.contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
 // Solves every λ of one layer from its statistics; appends the fits and their rows.
 void solve_layer(StoredSurrogate& s, const std::vector<double>& lambdas, const FitRow& key, std::vector<FitRow>* rows) {
-  const std::int64_t d = s.stats.d;
-  const double n = static_cast<double>(s.stats.n);
-  const at::Tensor a = tensor(s.stats.xcxc, d, d), b = tensor(s.stats.xcyc, d, d);
-  const at::Tensor mx = tensor(s.stats.mean_x, 1, d), my = tensor(s.stats.mean_y, 1, d);
-  auto [evals, evecs] = at::linalg_eigh(a);  // ascending eigenvalues, XcᵀXc = V·diag(s)·Vᵀ
-  const at::Tensor vtb = evecs.t().mm(b);    // Vᵀ·XcᵀYc
-  const double smax = evals.max().item<double>(), smin = std::max(0.0, evals.min().item<double>());
-  const double total = s.stats.ycyc_trace + n * my.square().sum().item<double>();  // Σ‖y‖²
-  for (double lambda : lambdas) {
-    const at::Tensor w = evecs.mm(vtb / (evals + lambda).unsqueeze(1));  // (XcᵀXc + λI)⁻¹ XcᵀYc
-    const at::Tensor bias = my - mx.mm(w);                               // ȳ − x̄·W
-    // Residual sum of squares from the statistics: tr(YcᵀYc) − 2 tr(WᵀXcᵀYc) + tr(Wᵀ XcᵀXc W).
-    const double ss_res = s.stats.ycyc_trace - 2 * (w * b).sum().item<double>() + (w * a.mm(w)).sum().item<double>();
+  for (RidgeFit& f : solve_ridge(s.stats, lambdas)) {
     FitRow row = key;
-    row.lambda = lambda;
+    row.lambda = f.fit.lambda;
     row.tokens = s.stats.n;
-    row.r2 = s.stats.ycyc_trace > 0 ? 1 - ss_res / s.stats.ycyc_trace : NAN;
-    row.rel_mse = total > 0 ? ss_res / total : NAN;
-    row.cond = (smax + lambda) / (smin + lambda);
+    row.r2 = f.r2;
+    row.rel_mse = f.rel_mse;
+    row.cond = f.cond;
     rows->push_back(row);
-    s.fits.push_back({lambda, values(w), values(bias.reshape({d}))});
+    s.fits.push_back(std::move(f.fit));
   }
 }
 

@@ -20,6 +20,10 @@ struct ModelSpec {
   std::int64_t layers = 0;           // from its config.json
   std::int64_t max_positions = 0;    // from its config.json
   std::string export_problem;        // why linearized weights cannot be exported ("" when they can)
+  // Mixture of experts, from its config.json: the experts of a sparse layer (0: a dense model)
+  // and the sparse layers, ascending (dense layers of an MoE model are not among them).
+  std::int64_t experts = 0;
+  std::vector<std::int64_t> sparse_layers;
 };
 
 struct CorpusSpec {

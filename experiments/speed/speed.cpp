@@ -227,7 +227,6 @@ std::vector<SpeedRow> speed_rows(const ExperimentInput& in, const SpeedUnitParam
   const std::size_t count = static_cast<std::size_t>(w.count), L = rl.layers.size();
   const auto R = static_cast<std::size_t>(p.repeats);
   const double scored = static_cast<double>(w.count * (p.basics.context - 1));
-  const double per_routed = mlp_flops(config) - surrogate_flops(config);
   const double ppl_plain = perplexity(block(t.nll, 0, count), scored);
   const MachineInfo machine = machine_info(first.device().str());
   std::vector<SpeedRow> rows;
@@ -239,6 +238,7 @@ std::vector<SpeedRow> speed_rows(const ExperimentInput& in, const SpeedUnitParam
     double routed_sum = 0, saved = 0;
     for (std::size_t k : forwards[f].routed) {
       routed_sum += t.routed[f * L + k];
+      const double per_routed = mlp_flops(config, rl.layers[k]) - surrogate_flops(config);
       saved += t.routed[f * L + k] * per_routed - scored * gate_flops(rl.gates[k].variant(), config);
     }
     const double ppl = perplexity(block(t.nll, f, count), scored);

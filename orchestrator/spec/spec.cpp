@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "common/file_io.hpp"
+#include "common/hf_cache.hpp"
 #include "common/path_confinement.hpp"
 #include "engine/corpus/corpus.hpp"
 #include "engine/corpus/npy.hpp"
@@ -67,7 +68,16 @@ std::set<std::string> for_each_named(const Ctx& ctx, const YAML::Node& root, con
 ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
   ModelSpec ms;
   ms.name = e.name;
-  ms.path = e.path;
+  std::string revision;
+  if (const YAML::Node r = e.node["revision"]) revision = get_string(ctx, r, e.field + ".revision");
+  // A directory, a hub id or a hub cache folder: the snapshot's own path, never the name, is
+  // what the model is read from (its unit ids hash the files' contents).
+  try {
+    ms.path = resolve_model_dir(get_string(ctx, e.node["path"], e.field + ".path"),
+                                std::filesystem::path(ctx.file()).parent_path().string(), revision);
+  } catch (const InputError& err) {
+    ctx.fail(e.node["path"], e.field + ".path", err.what());
+  }
   if (const YAML::Node dtype = e.node["dtype"]) {
     ms.dtype = get_string(ctx, dtype, e.field + ".dtype");
     if (*ms.dtype != "float32" && *ms.dtype != "bfloat16" && *ms.dtype != "float16")
@@ -78,6 +88,9 @@ ModelSpec read_model(const Ctx& ctx, const NamedEntry& e) {
     ms.layers = c.n_layers;
     ms.max_positions = c.max_context();
     ms.export_problem = affine_export_problem(c);
+    ms.experts = c.moe.experts;
+    for (std::int64_t l = 0; l < c.n_layers; ++l)
+      if (c.sparse(l)) ms.sparse_layers.push_back(l);
   } catch (const Error& err) {
     ctx.fail(e.node["path"], e.field + ".path", err.what());
   }
@@ -177,7 +190,7 @@ void read_store(const Ctx& ctx, const YAML::Node& root, const std::string& path,
 // fits every model.
 void read_models(const Ctx& ctx, const YAML::Node& root, SweepSpec& spec) {
   if (root["context"]) spec.context = get_int(ctx, root["context"], "context", 2, 1 << 20);
-  for_each_named(ctx, root, "models", "model", {"name", "path", "dtype"}, [&](const NamedEntry& e) {
+  for_each_named(ctx, root, "models", "model", {"name", "path", "revision", "dtype"}, [&](const NamedEntry& e) {
     ModelSpec ms = read_model(ctx, e);
     if (root["context"] && spec.context > ms.max_positions)
       ctx.fail(root["context"], "context",

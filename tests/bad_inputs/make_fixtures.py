@@ -154,6 +154,22 @@ def zoo_models(fx, src):
     model_dir(fx, "bad_gemma2_softcap", gemma2, {"config.json": cfg(g2, final_logit_softcapping=-30.0)})
 
 
+def hub_cache(fx, gpt2):
+    """A Hugging Face hub cache, fx/hub: models--org--tiny as huggingface_hub lays it out (refs/main
+    naming a commit, snapshots/<commit>/ linking into blobs/), and models--org--partial, a download
+    that never wrote snapshots/ (blobs/ only)."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    folder = os.path.join(fx, "hub", "models--org--tiny")
+    write(os.path.join(folder, "refs", "main"), commit)
+    snapshot = os.path.join(folder, "snapshots", commit)
+    os.makedirs(snapshot)
+    for f in sorted(os.listdir(gpt2)):
+        blob = os.path.join(folder, "blobs", f + ".blob")
+        write(blob, open(os.path.join(gpt2, f), "rb").read())
+        os.symlink(os.path.join("..", "..", "blobs", f + ".blob"), os.path.join(snapshot, f))
+    write(os.path.join(fx, "hub", "models--org--partial", "blobs", "0badc0de"), b"")
+
+
 def main():
     binary, src, fx = sys.argv[1], sys.argv[2], sys.argv[3]
     data = os.path.join(src, "tests", "data")
@@ -180,6 +196,7 @@ def main():
 
     decoder_models(fx, src)
     zoo_models(fx, src)
+    hub_cache(fx, gpt2)
 
     header, payload = read_safetensors(os.path.join(gpt2, "model.safetensors"))
     good_st = open(os.path.join(gpt2, "model.safetensors"), "rb").read()
@@ -312,6 +329,11 @@ def main():
          splits=dict(base["splits"], train={"start": 512, "tokens": 256}),
          experiments={"progressive": {"steps_per_layer": 1, "final_steps": 0}})
     spec("bad_model_missing", models=[{"name": "m", "path": "../models/nowhere"}])
+    # Hub ids resolve from the cache HF_HUB_CACHE names (cases.tsv sets it to fx/hub).
+    spec("bad_model_hub_miss", models=[{"name": "m", "path": "nobody/absent"}])
+    spec("bad_model_hub_revision", models=[{"name": "m", "path": "org/tiny", "revision": "v9"}])
+    spec("bad_model_hub_no_snapshots", models=[{"name": "m", "path": "../hub/models--org--partial"}])
+    spec("bad_model_revision_of_dir", models=[{"name": "m", "path": "../models/good_gpt2", "revision": "main"}])
     spec("bad_corpus_format", corpora=[{"name": "c", "path": "../corpora/good.npy", "format": "parquet"}])
     spec("bad_splits_overlap", splits={"fit": {"start": 0, "tokens": 256}, "eval": {"start": 128, "tokens": 256}})
     spec("bad_resources_partition", resources={"nodes": 1, "partition": "gpu\n#SBATCH --uid=0"})
