@@ -30,6 +30,7 @@
 #include "experiments/framework/unit_data.hpp"
 #include "experiments/framework/unit_params.hpp"
 #include "experiments/token_features/token_features_unit.hpp"
+#include "presentation/figures.hpp"
 #include "storage/activation_shard.hpp"
 #include "storage/table_def.hpp"
 
