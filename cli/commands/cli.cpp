@@ -35,6 +35,7 @@ int linsweep_main(int argc, char** argv) {
   add_demo_command(app, &action);
   add_experiments_command(app, &action);
   add_export_command(app, &action);
+  add_generate_command(app, &action);
   add_catalogue_command(app, &action);
   if (argc == 1) {  // no arguments: the short help
     std::fputs(app.help().c_str(), stdout);

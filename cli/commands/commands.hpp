@@ -53,6 +53,7 @@ void add_submit_command(CLI::App& root, CommandAction* action);
 void add_demo_command(CLI::App& root, CommandAction* action);
 void add_experiments_command(CLI::App& root, CommandAction* action);
 void add_export_command(CLI::App& root, CommandAction* action);
+void add_generate_command(CLI::App& root, CommandAction* action);
 void add_catalogue_command(CLI::App& root, CommandAction* action);
 
 // STORE, the store directory, as a required positional.

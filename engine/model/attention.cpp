@@ -6,6 +6,7 @@
 #include <torch/version.h>
 
 #include <limits>
+#include <string>
 
 #include "common/errors.hpp"
 #include "engine/blas_threads.hpp"
@@ -24,13 +25,16 @@ namespace {
 
 constexpr bool kHasFusedAttention = LINSWEEP_FUSED_ATTENTION;
 
-// Additive mask [T, T]: 0 where query i sees key j (j ≤ i, and i − j < window), -inf elsewhere;
-// folded into the scores' GEMM so that scaling and masking cost no extra pass over them.
-at::Tensor additive_mask(std::int64_t t, const std::optional<std::int64_t>& window, const at::TensorOptions& options) {
+// Additive mask [Tq, Tk]: 0 where query i, at position p = Tk − Tq + i, sees key j (j ≤ p, and
+// p − j < window), -inf elsewhere; folded into the scores' GEMM so that scaling and masking
+// cost no extra pass over them.
+at::Tensor additive_mask(std::int64_t tq, std::int64_t tk, const std::optional<std::int64_t>& window,
+                         const at::TensorOptions& options) {
   const float inf = std::numeric_limits<float>::infinity();
-  const at::Tensor later = at::full({t, t}, -inf, options).triu_(1);  // j > i
-  if (!window || *window >= t) return later;
-  return later + at::full({t, t}, -inf, options).tril_(-*window);  // j ≤ i − window
+  const std::int64_t past = tk - tq;
+  const at::Tensor later = at::full({tq, tk}, -inf, options).triu_(past + 1);  // j > p
+  if (!window || *window >= tk) return later;
+  return later + at::full({tq, tk}, -inf, options).tril_(past - *window);  // j ≤ p − window
 }
 
 // The masked scores of q [.., T, hd] against kt [.., hd, T]: one GEMM with the mask as its
@@ -54,7 +58,7 @@ at::Tensor batched(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor&
 // a head's T×T scores stay in cache from the first product to the second.
 at::Tensor per_head(const at::Tensor& qf, const at::Tensor& kt, const at::Tensor& vf, const at::Tensor& mask,
                     const AttentionOptions& o) {
-  at::Tensor out = at::empty(vf.sizes(), vf.options());
+  at::Tensor out = at::empty({qf.size(0), qf.size(1), vf.size(2)}, vf.options());
   BlasThreadsScope single(1);
   parallel_for_as_caller(0, qf.size(0), 1, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t i = first; i < last; ++i) {
@@ -80,14 +84,15 @@ at::Tensor fused_causal_attention(const at::Tensor& q, const at::Tensor& k, cons
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const AttentionOptions& options) {
-  const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
-  const bool plain = !options.softcap && (!options.window || *options.window >= T);
+  const auto B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3), Tk = k.size(2);
+  if (Tk < T) throw ModelError("attention: " + std::to_string(T) + " queries but only " + std::to_string(Tk) + " keys");
+  const bool plain = !options.softcap && (!options.window || *options.window >= Tk) && Tk == T;
   if (kHasFusedAttention && !q.device().is_cpu() && plain)
     return fused_causal_attention(q, k, v, options.scale).transpose(1, 2).reshape({B, T, H * hd});
-  const at::Tensor mask = additive_mask(T, options.window, q.options());
+  const at::Tensor mask = additive_mask(T, Tk, options.window, q.options());
   const at::Tensor qf = q.reshape({B * H, T, hd});
-  const at::Tensor kt = k.reshape({B * H, T, hd}).transpose(1, 2);
-  const at::Tensor vf = v.reshape({B * H, T, hd});
+  const at::Tensor kt = k.reshape({B * H, Tk, hd}).transpose(1, 2);
+  const at::Tensor vf = v.reshape({B * H, Tk, hd});
   const at::Tensor out =
       splits_over_threads(q, k, v) ? per_head(qf, kt, vf, mask, options) : batched(qf, kt, vf, mask, options);
   return out.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});

@@ -17,13 +17,15 @@ struct AttentionOptions {
   std::optional<double> softcap{};
 };
 
-// q, k, v [B, H, T, hd] -> softmax(cap(q·kᵀ·scale) + mask) · v, returned as [B, T, H·hd]
-// (heads merged, ready for the output projection); the mask is causal, and bounded by the
-// window when there is one. Computes in q's dtype. On a GPU with LibTorch 2.1 or later, without
-// window or soft-capping, it is fused_causal_attention. Elsewhere, where splits_over_threads
-// (threaded_gemm.hpp) holds, heads are spread over torch's threads, one head per
-// single-threaded BLAS product; otherwise every head is in one batched product whose T×T
-// scores are materialised. Thread safe (no state).
+// q [B, H, Tq, hd], k and v [B, H, Tk, hd] with Tk ≥ Tq -> softmax(cap(q·kᵀ·scale) + mask) · v,
+// returned as [B, Tq, H·hd] (heads merged, ready for the output projection). The queries are
+// the last Tq of the Tk positions (Tk > Tq when keys and values of earlier positions come from
+// a KvCache): query i, at position Tk − Tq + i, sees keys j ≤ Tk − Tq + i, and only those within
+// the window when there is one. Computes in q's dtype. On a GPU with LibTorch 2.1 or later,
+// with Tq = Tk and without window or soft-capping, it is fused_causal_attention. Elsewhere,
+// where splits_over_threads (threaded_gemm.hpp) holds, heads are spread over torch's threads,
+// one head per single-threaded BLAS product; otherwise every head is in one batched product
+// whose Tq×Tk scores are materialised. Throws ModelError when Tk < Tq. Thread safe (no state).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const AttentionOptions& options);
 inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "engine/model/architecture_registry.hpp"
 #include "engine/model/built_layer.hpp"
@@ -43,7 +44,8 @@ AttentionOptions attention_options(const ModelConfig& c, int64_t layer) {
 class DecoderAttention : public torch::nn::Module {
  public:
   DecoderAttention(const ModelConfig& c, int64_t layer)
-      : heads_(c.n_heads),
+      : layer_(layer),
+        heads_(c.n_heads),
         kv_heads_(c.kv_heads()),
         hd_(c.head_dim()),
         qk_norm_(c.qk_norm),
@@ -66,9 +68,10 @@ class DecoderAttention : public torch::nn::Module {
     }
   }
 
-  // x [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& x) {
+  // x [B, T, d] -> [B, T, d]; with a cache, at its next positions and attending over them too.
+  at::Tensor operator()(const at::Tensor& x, KvCache* cache) {
     const auto B = x.size(0), T = x.size(1);
+    const int64_t start = cache != nullptr ? cache->length() : 0;
     // q [B, T, heads·hd], k and v [B, T, kv·hd]
     auto [q, k, v] = project(x);
     if (qk_norm_ == QkNorm::kWhole) {  // OLMo 2, OLMoE: over all heads at once
@@ -88,8 +91,9 @@ class DecoderAttention : public torch::nn::Module {
       q = (*q_norm_)(q);
       k = (*k_norm_)(k);
     }
-    q = rotary_(q);
-    k = rotary_(k);
+    q = rotary_(q, start);
+    k = rotary_(k, start);
+    if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
     if (kv_heads_ != heads_) {  // query head h reads key/value head h / (H / KV)
       k = k.repeat_interleave(heads_ / kv_heads_, 1);
       v = v.repeat_interleave(heads_ / kv_heads_, 1);
@@ -104,7 +108,7 @@ class DecoderAttention : public torch::nn::Module {
     return {parts[0], parts[1], parts[2]};
   }
 
-  int64_t heads_, kv_heads_, hd_;
+  int64_t layer_, heads_, kv_heads_, hd_;
   QkNorm qk_norm_;
   std::optional<double> clip_;
   AttentionOptions options_;
@@ -154,8 +158,8 @@ class DecoderLayer : public torch::nn::Module {
   }
 
   // h [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& h, MlpHook& hook) {
-    const at::Tensor s = h + norm(attn_out_, (*self_attn_)(norm(attn_in_, h)));
+  at::Tensor operator()(const at::Tensor& h, MlpHook& hook, KvCache* cache) {
+    const at::Tensor s = h + norm(attn_out_, (*self_attn_)(norm(attn_in_, h), cache));
     auto mlp = [this, &hook](const at::Tensor& x) { return moe_ ? (*moe_)(x, hook.moe()) : (*mlp_)(x); };
     return s + norm(mlp_out_, hook.apply(norm(mlp_in_, s), mlp));
   }
@@ -206,16 +210,18 @@ class DecoderModel : public LanguageModel {
     if (!config_.scale_embedding) return e;
     return e * at::scalar_tensor(std::sqrt(static_cast<double>(config_.d_model)), e.options());
   }
-  at::Tensor embed(const at::Tensor& ids) override { return input_embedding(ids); }
-  at::Tensor run_layer(int64_t l, const at::Tensor& h) override {
-    return (*body_->layers_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)]);
-  }
   at::Tensor final_norm(const at::Tensor& h) override { return (*body_->norm_)(h); }
   // Gemma 2 caps the logits: tanh(z / cap)·cap.
   at::Tensor head(const at::Tensor& h) override {
     const at::Tensor z = lm_head_ ? (*lm_head_)(h) : tied_head_(h, body_->embed_tokens_->weight, {});
     if (!config_.final_softcap) return z;
     return at::tanh(z / *config_.final_softcap) * *config_.final_softcap;
+  }
+
+ protected:
+  at::Tensor embed_at(const at::Tensor& ids, int64_t) override { return input_embedding(ids); }
+  at::Tensor layer_step(int64_t l, const at::Tensor& h, KvCache* cache) override {
+    return (*body_->layers_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)], cache);
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "engine/model/activation.hpp"
 #include "engine/model/architecture_registry.hpp"
@@ -37,22 +38,24 @@ class Conv1D : public torch::nn::Module {
 
 class Gpt2Attention : public torch::nn::Module {
  public:
-  Gpt2Attention(const ModelConfig& c, int64_t layer) : heads_(c.n_heads), d_(c.d_model) {
+  Gpt2Attention(const ModelConfig& c, int64_t layer) : layer_(layer), heads_(c.n_heads), d_(c.d_model) {
     c_attn_ = register_module("c_attn", std::make_shared<Conv1D>(c.d_model, 3 * c.d_model));
     c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(c.d_model, c.d_model));
     scale_ = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(c.head_dim())) : 1.0;
     if (c.scale_attn_by_inverse_layer_idx) scale_ /= static_cast<double>(layer + 1);
   }
-  // x [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& x) {
+  // x [B, T, d] -> [B, T, d]; with a cache, attending over its positions too.
+  at::Tensor operator()(const at::Tensor& x, KvCache* cache) {
     const auto B = x.size(0), T = x.size(1), hd = d_ / heads_;
     auto qkv = (*c_attn_)(x);                                               // [B, T, 3d], contiguous q | k | v
     auto split = qkv.view({B, T, 3, heads_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
-    return (*c_proj_)(causal_attention(split[0], split[1], split[2], scale_));
+    at::Tensor k = split[1], v = split[2];
+    if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
+    return (*c_proj_)(causal_attention(split[0], k, v, scale_));
   }
 
  private:
-  int64_t heads_, d_;
+  int64_t layer_, heads_, d_;
   double scale_;
   std::shared_ptr<Conv1D> c_attn_, c_proj_;
 };
@@ -73,8 +76,8 @@ class Gpt2Block : public torch::nn::Module {
     mlp_ = register_module("mlp", make_gpt2_mlp(c));
   }
   // h [B, T, d] -> [B, T, d]
-  at::Tensor operator()(at::Tensor h, MlpHook& hook) {
-    h = h + (*attn_)(ln_1_(h));
+  at::Tensor operator()(at::Tensor h, MlpHook& hook, KvCache* cache) {
+    h = h + (*attn_)(ln_1_(h), cache);
     at::Tensor x = ln_2_(h);  // the hook's X
     return h + hook.apply(x, [this](const at::Tensor& t) { return (*mlp_)(t); });
   }
@@ -113,20 +116,23 @@ class Gpt2Model : public LanguageModel {
     }
   }
 
-  at::Tensor input_embedding(const at::Tensor& ids) override {
-    auto pos = at::arange(ids.size(1), ids.options());
-    return wte_(ids) + wpe_(pos);  // [B, T, d] + [T, d]
-  }
+  at::Tensor input_embedding(const at::Tensor& ids) override { return embed_at(ids, 0); }
 
-  at::Tensor embed(const at::Tensor& ids) override { return input_embedding(ids); }  // [B, T, d]
-  at::Tensor run_layer(int64_t l, const at::Tensor& h) override {
-    return (*blocks_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)]);
-  }
   at::Tensor final_norm(const at::Tensor& h) override { return ln_f_(h); }
 
   // Tied head: logits = h · wteᵀ; untied: h · lm_headᵀ.
   at::Tensor head(const at::Tensor& h) override {
     return head_kernel_(h, lm_head_ ? lm_head_weight_ : wte_->weight, {});
+  }
+
+ protected:
+  // The learned position embedding of positions start..start+T−1.
+  at::Tensor embed_at(const at::Tensor& ids, int64_t start) override {
+    auto pos = at::arange(start, start + ids.size(1), ids.options());
+    return wte_(ids) + wpe_(pos);  // [B, T, d] + [T, d]
+  }
+  at::Tensor layer_step(int64_t l, const at::Tensor& h, KvCache* cache) override {
+    return (*blocks_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)], cache);
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "engine/model/activation.hpp"
 #include "engine/model/architecture_registry.hpp"
@@ -24,26 +25,28 @@ namespace {
 
 class NeoxAttention : public torch::nn::Module {
  public:
-  explicit NeoxAttention(const ModelConfig& c) : heads_(c.n_heads), hd_(c.head_dim()), rotary_(c) {
+  NeoxAttention(const ModelConfig& c, int64_t layer) : layer_(layer), heads_(c.n_heads), hd_(c.head_dim()), rotary_(c) {
     query_key_value_ = register_module("query_key_value", make_dense(c.d_model, 3 * c.d_model, c.attention_bias));
     dense_ = register_module("dense", make_dense(c.d_model, c.d_model, c.attention_bias));
   }
 
-  // x [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& x) {
+  // x [B, T, d] -> [B, T, d]; with a cache, at its next positions and attending over them too.
+  at::Tensor operator()(const at::Tensor& x, KvCache* cache) {
     const auto B = x.size(0), T = x.size(1);
+    const int64_t start = cache != nullptr ? cache->length() : 0;
     auto qkv =
         (*query_key_value_)(x).view({B, T, heads_, 3 * hd_}).permute({0, 2, 1, 3});  // [B, H, T, 3hd], per head q|k|v
     auto q = qkv.narrow(-1, 0, hd_);
     auto k = qkv.narrow(-1, hd_, hd_);
     auto v = qkv.narrow(-1, 2 * hd_, hd_);
-    q = rotary_(q);
-    k = rotary_(k);
+    q = rotary_(q, start);
+    k = rotary_(k, start);
+    if (cache != nullptr) std::tie(k, v) = cache->append(layer_, k, v);
     return (*dense_)(causal_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(hd_))));
   }
 
  private:
-  int64_t heads_, hd_;
+  int64_t layer_, heads_, hd_;
   Rotary rotary_;
   std::shared_ptr<Dense> query_key_value_, dense_;
 };
@@ -56,17 +59,17 @@ std::shared_ptr<Mlp<Dense>> make_neox_mlp(const ModelConfig& c) {
 
 class NeoxLayer : public torch::nn::Module {
  public:
-  explicit NeoxLayer(const ModelConfig& c) : parallel_(c.parallel_residual) {
+  NeoxLayer(const ModelConfig& c, int64_t layer) : parallel_(c.parallel_residual) {
     auto ln = torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps);
     input_layernorm_ = register_module("input_layernorm", torch::nn::LayerNorm(ln));
     post_attention_layernorm_ = register_module("post_attention_layernorm", torch::nn::LayerNorm(ln));
-    attention_ = register_module("attention", std::make_shared<NeoxAttention>(c));
+    attention_ = register_module("attention", std::make_shared<NeoxAttention>(c, layer));
     mlp_ = register_module("mlp", make_neox_mlp(c));
   }
   // h [B, T, d] -> [B, T, d]
-  at::Tensor operator()(const at::Tensor& h, MlpHook& hook) {
+  at::Tensor operator()(const at::Tensor& h, MlpHook& hook, KvCache* cache) {
     auto mlp = [this](const at::Tensor& t) { return (*mlp_)(t); };
-    auto a = (*attention_)(input_layernorm_(h));
+    auto a = (*attention_)(input_layernorm_(h), cache);
     if (parallel_) {  // h + attn(ln1(h)) + mlp(ln2(h))
       at::Tensor x = post_attention_layernorm_(h);
       return h + a + hook.apply(x, mlp);
@@ -96,7 +99,7 @@ class NeoxBody : public torch::nn::Module {
         list->push_back(absent_layer());
         continue;
       }
-      layers_.push_back(held_layer(std::make_shared<NeoxLayer>(c), c));
+      layers_.push_back(held_layer(std::make_shared<NeoxLayer>(c, i), c));
       list->push_back(layers_.back());
     }
     register_module("layers", list);
@@ -116,15 +119,16 @@ class NeoxModel : public LanguageModel {
   }
 
   at::Tensor input_embedding(const at::Tensor& ids) override { return body_->embed_in_(ids); }
-
-  at::Tensor embed(const at::Tensor& ids) override { return body_->embed_in_(ids); }  // [B, T, d]
-  at::Tensor run_layer(int64_t l, const at::Tensor& h) override {
-    return (*body_->layers_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)]);
-  }
   at::Tensor final_norm(const at::Tensor& h) override { return body_->final_layer_norm_(h); }
 
   at::Tensor head(const at::Tensor& h) override {
     return embed_out_ ? (*embed_out_)(h) : tied_head_(h, body_->embed_in_->weight, {});
+  }
+
+ protected:
+  at::Tensor embed_at(const at::Tensor& ids, int64_t) override { return body_->embed_in_(ids); }  // [B, T, d]
+  at::Tensor layer_step(int64_t l, const at::Tensor& h, KvCache* cache) override {
+    return (*body_->layers_[static_cast<std::size_t>(l)])(h, hooks_[static_cast<std::size_t>(l)], cache);
   }
 
  private:

@@ -35,6 +35,25 @@ at::Tensor LanguageModel::mlp_stream(int64_t layer, const at::Tensor& h) {
   return run_layer(layer, h);
 }
 
+at::Tensor LanguageModel::hidden_states(const at::Tensor& ids, KvCache& cache) {
+  if (ids.dim() != 2) throw ModelError("generation: ids must be [B, T]");
+  cache.check_room(ids.size(0), ids.size(1));
+  at::Tensor h = embed_at(ids, cache.length());
+  for (int64_t l = 0; l < config_.n_layers; ++l) h = layer_step(l, h, &cache);
+  cache.advance(ids.size(1));
+  return final_norm(h);
+}
+
+at::Tensor LanguageModel::prefill(const at::Tensor& ids, KvCache& cache) {
+  const at::Tensor h = hidden_states(ids, cache);
+  return head(h.select(1, h.size(1) - 1));
+}
+
+KvCache LanguageModel::make_cache(int64_t batch, int64_t capacity) {
+  const at::Tensor first = parameters().front();
+  return KvCache(config_, batch, capacity, first.options().requires_grad(false));
+}
+
 void LanguageModel::reset_hooks() {
   for (int64_t l = 0; l < config_.n_layers; ++l) {
     MlpHook& h = hook(l);

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "engine/model/kv_cache.hpp"
 #include "engine/model/mlp_hook.hpp"
 #include "engine/model/model_config.hpp"
 
@@ -18,11 +19,11 @@ class LanguageModel : public torch::nn::Module {
   explicit LanguageModel(ModelConfig config);
 
   // ids [B, T] int64 -> the residual stream entering layer 0 [B, T, d].
-  virtual at::Tensor embed(const at::Tensor& ids) = 0;
+  at::Tensor embed(const at::Tensor& ids) { return embed_at(ids, 0); }
   // The residual stream entering `layer` [B, T, d] -> the stream entering layer + 1. Every
   // architecture adds its hook's output (or a norm of it, which maps 0 to 0) to a stream s, and
   // the MLP reads s or norm(s): mlp_stream relies on that.
-  virtual at::Tensor run_layer(int64_t layer, const at::Tensor& h) = 0;
+  at::Tensor run_layer(int64_t layer, const at::Tensor& h) { return layer_step(layer, h, nullptr); }
   // The last norm: the stream after the last layer -> final hidden states.
   virtual at::Tensor final_norm(const at::Tensor& h) = 0;
   // h [.., d] -> logits [.., vocab] (vocab may be padded past the tokenizer).
@@ -40,6 +41,22 @@ class LanguageModel : public torch::nn::Module {
     return final_norm(h);
   }
   at::Tensor forward(const at::Tensor& ids) { return head(hidden_states(ids)); }
+
+  // Generation (docs/methods.md, "Generation"): ids [B, T] that continue the sequences `cache`
+  // holds, at positions cache.length()..cache.length()+T−1, -> final hidden states [B, T, d];
+  // every layer's attention appends the window's keys and values to the cache and attends over
+  // the cached positions too, and the cache then holds T more positions. The MLP hooks apply as
+  // in a forward over a window. A prefill is this call on an empty cache with the prompt; a
+  // decode step, with one new token per sequence. Throws ModelError when the cache was made for
+  // another batch size or has no room for T more positions (the cache is then unchanged).
+  at::Tensor hidden_states(const at::Tensor& ids, KvCache& cache);
+  // The logits [B, vocab] of the last position after reading ids [B, T] into `cache`.
+  at::Tensor prefill(const at::Tensor& ids, KvCache& cache);
+  // One token per sequence, ids [B] int64 -> its logits [B, vocab]: prefill of a window of one.
+  at::Tensor decode_step(const at::Tensor& ids, KvCache& cache) { return prefill(ids.unsqueeze(1), cache); }
+  // An empty cache for `batch` sequences of up to `capacity` positions, on the device and in the
+  // dtype of the model's parameters. Throws ModelError as KvCache's constructor does.
+  KvCache make_cache(int64_t batch, int64_t capacity);
   // The residual stream whose norm is the MLP's input at `layer` [B, T, d], from the stream h
   // entering the block: h plus the block's attention for a sequential block (the block run with
   // its MLP's output held at zero), h itself for a parallel-residual one (attention and MLP both
@@ -62,6 +79,13 @@ class LanguageModel : public torch::nn::Module {
   virtual int64_t parameter_count() const;
 
  protected:
+  // ids [B, T] -> the stream entering layer 0 for positions start..start+T−1 (the position
+  // matters to learned position embeddings; rotary ones are applied in attention).
+  virtual at::Tensor embed_at(const at::Tensor& ids, int64_t start) = 0;
+  // run_layer; with `cache`, attention reads and extends it (hidden_states(ids, cache)) and the
+  // window is at positions cache->length()... The cache is not advanced here.
+  virtual at::Tensor layer_step(int64_t layer, const at::Tensor& h, KvCache* cache) = 0;
+
   ModelConfig config_;
   std::vector<MlpHook> hooks_;
 };

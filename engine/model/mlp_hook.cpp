@@ -38,6 +38,9 @@ at::Tensor MlpHook::gathered(const at::Tensor& x, const at::Tensor& mask, const 
   const auto d = x.size(-1);
   if (mask.sizes() != x.sizes().slice(0, x.dim() - 1)) throw ModelError("routed hook: the route's mask is not [B, T]");
   const at::Tensor routed = mask.reshape({-1});
+  // One position (a decode step of one sequence): a branch, so that a routed token never reads
+  // the MLP's weights and a kept one never the map's.
+  if (routed.numel() == 1) return routed.item<bool>() ? affine(x) : mlp(x);
   const at::Tensor linear_at = routed.nonzero().squeeze(1);             // positions on the affine map
   const at::Tensor mlp_at = routed.logical_not().nonzero().squeeze(1);  // positions kept on the MLP
   if (linear_at.numel() == 0) return mlp(x);

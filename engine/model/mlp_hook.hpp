@@ -23,7 +23,8 @@ using OverrideFn = std::function<at::Tensor(const at::Tensor& x, const MlpFn& ml
 // How a routed hook computes its output (docs/methods.md, "Routed forward").
 //   kGather: the positions the route keeps on the MLP are gathered, over the whole batch, into
 //     one [1, n, d] input of the MLP, the others into one [m, d] input of the affine map, and
-//     both results are scattered back: each position pays for one of the two, never both.
+//     both results are scattered back: each position pays for one of the two, never both. A
+//     single position (a decode step at batch 1) is a branch: the map or the MLP, no gather.
 //   kSelect: the MLP and the affine map at every position, then a per-position select; the
 //     reference kGather is tested against (they agree to the bound of docs/numerics.md,
 //     "Routed forward").

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace linsweep {
@@ -58,26 +59,30 @@ Rotary::Rotary(const ModelConfig& c, bool sliding_layer) : config_(c), head_dim_
   }
 }
 
-std::pair<at::Tensor, at::Tensor> Rotary::tables(std::int64_t T, const at::Tensor& like) {
+std::pair<at::Tensor, at::Tensor> Rotary::tables(std::int64_t start, std::int64_t T, const at::Tensor& like) {
   // Tables built under inference mode cannot be saved for backward: rebuilt for training.
-  // Dynamic scaling depends on the window length, so its tables are made for each length.
+  // Dynamic scaling depends on the sequence's length, so its tables are made for each length.
+  const std::int64_t end = start + T;
+  const bool dynamic = config_.rope.type == RopeType::kDynamic;
   const bool unusable = cos_.defined() && cos_.is_inference() && !c10::InferenceMode::is_enabled();
-  const bool per_length = config_.rope.type == RopeType::kDynamic && cos_.defined() && cos_.size(0) != T;
-  if (!cos_.defined() || unusable || per_length || cos_.size(0) < T || cos_.device() != like.device() ||
+  const bool per_length = dynamic && cos_.defined() && cos_.size(0) != end;
+  if (!cos_.defined() || unusable || per_length || cos_.size(0) < end || cos_.device() != like.device() ||
       cos_.scalar_type() != like.scalar_type()) {
+    // A decode step (start > 0) grows the table by doubling; a window builds what it reads.
+    const std::int64_t n = dynamic || start == 0 || !cos_.defined() ? end : std::max(end, 2 * cos_.size(0));
     auto f32 = at::TensorOptions().dtype(at::kFloat).device(like.device());
-    const at::Tensor inv_freq = rotary_inverse_frequencies(config_, T).to(f32);
-    const at::Tensor freqs = at::outer(at::arange(T, f32), inv_freq);  // [T, dims/2]
-    const at::Tensor emb = at::cat({freqs, freqs}, -1);                // [T, dims]
+    const at::Tensor inv_freq = rotary_inverse_frequencies(config_, end).to(f32);
+    const at::Tensor freqs = at::outer(at::arange(n, f32), inv_freq);  // [n, dims/2]
+    const at::Tensor emb = at::cat({freqs, freqs}, -1);                // [n, dims]
     cos_ = emb.cos().to(like.scalar_type());
     sin_ = emb.sin().to(like.scalar_type());
   }
-  return {cos_.narrow(0, 0, T), sin_.narrow(0, 0, T)};
+  return {cos_.narrow(0, start, T), sin_.narrow(0, start, T)};
 }
 
-at::Tensor Rotary::operator()(const at::Tensor& x) {
+at::Tensor Rotary::operator()(const at::Tensor& x, std::int64_t start) {
   if (dims_ == 0) return x;
-  auto [cos, sin] = tables(x.size(2), x);
+  auto [cos, sin] = tables(start, x.size(2), x);
   const at::Tensor xr = x.narrow(-1, 0, dims_);
   at::Tensor rotated = xr * cos + rotate_half(xr) * sin;
   if (dims_ == head_dim_) return rotated;

@@ -43,6 +43,10 @@ at::Tensor threaded_linear(const at::Tensor& x, const at::Tensor& weight, const 
   at::Tensor y = at::empty({rows, width}, x.options());
   const std::int64_t parts = at::get_num_threads();
   const bool by_columns = width >= rows;  // the LM head: a slice of the vocabulary per thread
+  // One row (a decode step of one sequence): a matrix-vector product per part, which streams
+  // its slice of the weight once; a one-row GEMM packs the slice first, at about half the
+  // speed (docs/benchmarks.md, `bench/decode.sh`).
+  const bool one_row = rows == 1;
   BlasThreadsScope single(1);
   parallel_for_as_caller(0, parts, 1, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t i = first; i < last; ++i) {
@@ -51,7 +55,13 @@ at::Tensor threaded_linear(const at::Tensor& x, const at::Tensor& weight, const 
       at::Tensor yi = by_columns ? y.narrow(1, lo, hi - lo) : y.narrow(0, lo, hi - lo);
       const at::Tensor xi = by_columns ? x2 : x2.narrow(0, lo, hi - lo);
       const at::Tensor wi = by_columns ? weight.narrow(0, lo, hi - lo) : weight;
-      if (!b)
+      if (one_row) {
+        at::Tensor yv = yi.view({hi - lo});
+        if (!b)
+          at::mv_out(yv, wi, xi[0]);
+        else
+          at::addmv_out(yv, b->narrow(0, lo, hi - lo), wi, xi[0]);
+      } else if (!b)
         at::mm_out(yi, xi, wi.t());
       else
         at::addmm_out(yi, by_columns ? b->narrow(0, lo, hi - lo) : *b, xi, wi.t());

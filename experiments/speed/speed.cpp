@@ -1,9 +1,10 @@
-// `speed`: the wall-clock cost of routing (docs/methods.md, "Routed forward"). For the layers
-// `compound` gates, the eval split is scored plainly, with each layer's chosen gate alone and
-// with every gate at once, the routed layers running the MLP only where their gate keeps it
+// `speed`: the wall-clock cost of routing (docs/methods.md, "Routed forward", "Speed"). For the
+// layers `compound` gates, the eval split is scored plainly, with each layer's chosen gate alone
+// and with every gate at once, the routed layers running the MLP only where their gate keeps it
 // (RoutedCompute::kGather); passes interleaved after an untimed warm-up of each. Reports
 // tokens/s, the measured saving against the FLOPs-predicted one (experiments/numerics/flops.hpp, as
 // compound counts it) and each forward's perplexity, which is compound's for the same gates.
+// Then decoding, plain against routed, at each decode batch size (speed_decode.hpp).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "experiments/numerics/flops.hpp"
 #include "experiments/numerics/gate_model.hpp"
 #include "experiments/numerics/window_nll.hpp"
+#include "experiments/speed/speed_decode.hpp"
 #include "presentation/cells.hpp"
 #include "presentation/section.hpp"
 #include "presentation/table_view.hpp"
@@ -35,6 +37,10 @@ namespace {
 struct SpeedParams {
   std::int64_t repeats = 5;
   bool per_layer = true;
+  bool decode = true;
+  std::vector<std::int64_t> decode_batches = {1, 8};
+  std::int64_t decode_prompt = 16, decode_new = 16, decode_min_pairs = 5, decode_max_pairs = 50;
+  double decode_width = 2.0, decode_max_seconds = 60;
 };
 
 const ParamSchema<SpeedParams>& speed_schema() {
@@ -43,7 +49,22 @@ const ParamSchema<SpeedParams>& speed_schema() {
           .add("repeats", &SpeedParams::repeats, in_range(1, 1000),
                "timed passes of each forward over the eval split, interleaved (after one untimed warm-up each)")
           .add("per_layer", &SpeedParams::per_layer, any_value(),
-               "also time each of compound's layers routed alone (with one layer, that is the compound forward)");
+               "also time each of compound's layers routed alone (with one layer, that is the compound forward)")
+          .add("decode", &SpeedParams::decode, any_value(),
+               "also time generation with a KV cache, plain against every compound gate at once")
+          .add("decode_batches", &SpeedParams::decode_batches, non_empty(distinct(in_range(1, 4096))),
+               "sequences decoded together: one measurement per batch size")
+          .add("decode_prompt", &SpeedParams::decode_prompt, in_range(1, 1 << 20),
+               "prompt tokens: the first tokens of eval windows (with decode_new, at most the context)")
+          .add("decode_new", &SpeedParams::decode_new, in_range(2, 1 << 20),
+               "tokens generated per sequence, greedily (decode_new − 1 timed decode steps)")
+          .add("decode_min_pairs", &SpeedParams::decode_min_pairs, in_range(1, 1000),
+               "paired repeats before the interval may end a measurement (findings state no saving from fewer than 5)")
+          .add("decode_max_pairs", &SpeedParams::decode_max_pairs, in_range(1, 1000), "paired repeats at most")
+          .add("decode_width", &SpeedParams::decode_width, in_range(0.01, 100),
+               "stop once the measured saving's 95% interval is at most this many points wide")
+          .add("decode_max_seconds", &SpeedParams::decode_max_seconds, in_range(0, 86400),
+               "stop the pairs of one batch size after this much wall time (also before decode_min_pairs)");
   return s;
 }
 
@@ -52,8 +73,13 @@ struct SpeedUnitParams {
   std::int64_t repeats = 0;
   bool per_layer = true;
   std::vector<std::int64_t> layers;  // the deps after the fit, in order
+  bool decode = true;
+  std::vector<std::int64_t> decode_batches;
+  std::int64_t decode_prompt = 0, decode_new = 0, decode_min_pairs = 0, decode_max_pairs = 0;
+  double decode_width = 0, decode_max_seconds = 0;
 };
-LINSWEEP_UNIT_PARAMS(SpeedUnitParams, repeats, per_layer, layers)
+LINSWEEP_UNIT_PARAMS(SpeedUnitParams, repeats, per_layer, layers, decode, decode_batches, decode_prompt, decode_new,
+                     decode_min_pairs, decode_max_pairs, decode_width, decode_max_seconds)
 
 struct SpeedRow {
   std::string model, corpus, layer_set, forward;
@@ -102,9 +128,14 @@ const TableRegistrar kSpeedTable{speed_table().schema()};
 // compound's `layers` parameter: the layer set timed.
 const nlohmann::json& compound_layers(const Sweep& sweep) { return sweep.requested("compound")->at("layers"); }
 
-void validate_speed(const SpeedParams&, const Sweep& sweep, std::vector<ParamProblem>& problems) {
+void validate_speed(const SpeedParams& p, const Sweep& sweep, std::vector<ParamProblem>& problems) {
   if (sweep.requested("compound") == nullptr)
     problems.push_back({"", "needs experiments.compound (it times the forwards over compound's layers)"});
+  if (p.decode && p.decode_prompt + p.decode_new > sweep.context)
+    problems.push_back({"decode_new", "decode_prompt + decode_new (" + std::to_string(p.decode_prompt + p.decode_new) +
+                                          ") exceed the context (" + std::to_string(sweep.context) + ")"});
+  if (p.decode_min_pairs > p.decode_max_pairs)
+    problems.push_back({"decode_min_pairs", "exceeds decode_max_pairs (" + std::to_string(p.decode_max_pairs) + ")"});
 }
 
 void expand_speed(const SpeedParams& p, PlanBuilder& b) {
@@ -114,7 +145,18 @@ void expand_speed(const SpeedParams& p, PlanBuilder& b) {
       if (layers.empty()) continue;
       std::vector<std::string> deps = {b.provide("fit", m, c.name)};
       for (std::int64_t layer : layers) deps.push_back(b.provide("gate", m, c.name, {{"layer", layer}}));
-      SpeedUnitParams u{b.basics(c.name, "eval", first_lambda(b.sweep())), p.repeats, p.per_layer, layers};
+      SpeedUnitParams u{b.basics(c.name, "eval", first_lambda(b.sweep())),
+                        p.repeats,
+                        p.per_layer,
+                        layers,
+                        p.decode,
+                        p.decode ? p.decode_batches : std::vector<std::int64_t>{},
+                        p.decode_prompt,
+                        p.decode_new,
+                        p.decode_min_pairs,
+                        p.decode_max_pairs,
+                        p.decode_width,
+                        p.decode_max_seconds};
       b.add_with_inputs(Unit{.kind = "speed", .model = m.name, .corpus = c.name, .params = u, .deps = std::move(deps)});
     }
 }
@@ -122,11 +164,6 @@ void expand_speed(const SpeedParams& p, PlanBuilder& b) {
 const ExperimentRegistrar kSpeed{make_experiment<SpeedParams>(
     "speed", "wall-clock time of plain and routed forwards over compound's layers: measured against predicted saving",
     75, speed_schema(), expand_speed, validate_speed)};
-
-// The compute dtype's name as the spec writes it.
-std::string dtype_text(at::ScalarType t) {
-  return t == at::kBFloat16 ? "bfloat16" : t == at::kHalf ? "float16" : t == at::kFloat ? "float32" : "other";
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -152,17 +189,11 @@ std::vector<Forward> forwards_of(const std::vector<std::int64_t>& layers, bool p
 
 // The chosen gates and the surrogates of a speed unit's layers, on the model's device and in
 // its dtype once, outside the timed passes.
-struct RoutedLayers {
-  std::vector<std::int64_t> layers;
-  std::vector<Gate> gates;
-  std::vector<AffineMap> maps;
-};
-
-RoutedLayers routed_layers(const ExperimentInput& in, const SpeedUnitParams& p) {
+SpeedGates routed_layers(const ExperimentInput& in, const SpeedUnitParams& p) {
   if (in.deps.size() != p.layers.size() + 1 || in.deps[0].kind != "fit")
     throw InputError(in.unit_id + ": speed needs its fit unit and one gate unit per layer");
   const at::Tensor first = in.model->parameters().front();
-  RoutedLayers r{p.layers, {}, {}};
+  SpeedGates r{p.layers, {}, {}};
   for (std::size_t k = 0; k < p.layers.size(); ++k) {
     r.gates.push_back(Gate::load(in.deps[k + 1], gate_key(in.model_name, in.corpus_name, p.layers[k]) + "/chosen"));
     const AffineMap m =
@@ -179,7 +210,7 @@ struct Timings {
   std::vector<double> nll, routed, seconds;
 };
 
-Timings time_forwards(const ExperimentInput& in, const SpeedUnitParams& p, const RoutedLayers& rl,
+Timings time_forwards(const ExperimentInput& in, const SpeedUnitParams& p, const SpeedGates& rl,
                       const std::vector<Forward>& forwards, const Windows& w) {
   LanguageModel& model = *in.model;
   const std::size_t count = static_cast<std::size_t>(w.count), F = forwards.size(), L = rl.layers.size();
@@ -220,7 +251,7 @@ Timings time_forwards(const ExperimentInput& in, const SpeedUnitParams& p, const
   return t;
 }
 
-std::vector<SpeedRow> speed_rows(const ExperimentInput& in, const SpeedUnitParams& p, const RoutedLayers& rl,
+std::vector<SpeedRow> speed_rows(const ExperimentInput& in, const SpeedUnitParams& p, const SpeedGates& rl,
                                  const std::vector<Forward>& forwards, const Windows& w, const Timings& t) {
   const at::Tensor first = in.model->parameters().front();
   const ModelConfig& config = in.model->config();
@@ -273,7 +304,7 @@ std::vector<SpeedRow> speed_rows(const ExperimentInput& in, const SpeedUnitParam
 
 UnitResult run_speed(const ExperimentInput& in) {
   const auto p = in.params.get<SpeedUnitParams>();
-  const RoutedLayers rl = routed_layers(in, p);
+  const SpeedGates rl = routed_layers(in, p);
   const Windows w = unit_windows(in, p.basics.split, p.basics.context);
   check_windows(*in.model, w);
   const std::vector<Forward> forwards = forwards_of(p.layers, p.per_layer);
@@ -287,6 +318,18 @@ UnitResult run_speed(const ExperimentInput& in) {
     series.emplace_back(name, block(t.nll, f, static_cast<std::size_t>(w.count)));
   }
   add_window_nll(out, window_nll_key(in.model_name, in.corpus_name, "speed"), p.basics.split, p.basics.context, series);
+  // Decoding is timed by the group's first rank alone: ranks timing at once would share the
+  // memory bandwidth they measure.
+  if (p.decode && (in.group == nullptr || in.group->rank() == 0)) {
+    const DecodeSettings s{.batches = p.decode_batches,
+                           .prompt_tokens = p.decode_prompt,
+                           .new_tokens = p.decode_new,
+                           .min_pairs = p.decode_min_pairs,
+                           .max_pairs = p.decode_max_pairs,
+                           .width_pct = p.decode_width,
+                           .max_seconds = p.decode_max_seconds};
+    out.tables.push_back(speed_decode_table().table(time_decoding(in, s, rl, w)));
+  }
   return out;
 }
 

@@ -11,6 +11,11 @@ Usage: check_routed.py STORE EXPORTS_DIR   (EXPORTS_DIR/<model>.<corpus>/routed.
            compound's total_flops_saved_pct (relative 1e-12); timings positive and ordered
            (min ≤ median ≤ max, low ≤ saving ≤ high, tokens/s = tokens / seconds); the machine
            and kernels recorded.
+  decode:  per speed unit, one speed_decode row per decode batch size, on compound's layer set:
+           pairs within the unit's bounds (at least decode_min_pairs unless capped), the interval
+           around the saving, tokens/s positive, the predicted saving 100·(1 − routed/plain bytes)
+           and the roofline bandwidth / plain bytes from the row's own columns, at batch 1 a
+           routed share > 0 predicting a saving, the load and machine recorded.
   export:  routed.json names the compound unit's layers, λ and gate variants; each surrogate is
            the fit unit's W and b rounded to float32, bit for bit; each gate tensor is the gate
            unit's stored chosen array; the gate computed by docs/methods.md's formula from the
@@ -112,6 +117,42 @@ def check_speed():
     return count
 
 
+def check_decode():
+    count = 0
+    for f, prov in units("speed"):
+        params = prov["params"]
+        if not params["decode"]:
+            continue
+        rows = sorted(rows_of(f, "speed_decode"), key=lambda r: r["batch"])
+        (layer_set,) = {r["layer_set"] for r in rows_of(f, "speed")}
+        if [r["batch"] for r in rows] != sorted(params["decode_batches"]):
+            fail(f"speed_decode: batches {[r['batch'] for r in rows]}, asked {params['decode_batches']}")
+        for r in rows:
+            what = f"speed_decode {r['model']}/{r['corpus']} batch {r['batch']}"
+            close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(b))
+            ok = (r["layer_set"] == layer_set and r["routed_layers"] == len(params["layers"])
+                  and r["prompt_tokens"] == params["decode_prompt"] and r["new_tokens"] == params["decode_new"]
+                  and 1 <= r["pairs"] <= params["decode_max_pairs"]
+                  and (r["pairs"] >= params["decode_min_pairs"] or r["capped"] == 1)
+                  and (r["pairs"] < 2 or r["saving_low"] <= r["saving_pct"] <= r["saving_high"])
+                  and r["plain_tokens_per_s"] > 0 and r["routed_tokens_per_s"] > 0 and r["seconds"] > 0
+                  and 0 <= r["pct_routed"] <= 100 and 0 <= r["same_tokens_pct"] <= 100
+                  and r["plain_bytes_per_token"] > 0 and r["routed_bytes_per_token"] > 0
+                  and close(r["predicted_saving_pct"], 100 * (1 - r["routed_bytes_per_token"] / r["plain_bytes_per_token"]))
+                  and r["bandwidth_gb_s"] > 0
+                  and close(r["roofline_tokens_per_s"], r["bandwidth_gb_s"] * 1e9 / r["plain_bytes_per_token"])
+                  and r["ppl_plain_text"] > 0 and r["ppl_routed_text"] > 0
+                  and close(r["text_delta_pct"], 100 * (r["ppl_routed_text"] / r["ppl_plain_text"] - 1))
+                  and r["load_before"] >= 0 and r["load_after"] >= 0 and r["cpu_share"] > 0
+                  and r["machine"] and r["kernels"] and r["dtype"] == "float32")
+            if not ok:
+                fail(f"{what}: columns {r}")
+            if r["batch"] == 1 and r["pct_routed"] > 0 and not r["predicted_saving_pct"] > 0:
+                fail(f"{what}: {r['pct_routed']}% routed at batch 1 predicts no saving")
+            count += 1
+    return count
+
+
 def read_safetensors(path):
     with open(path, "rb") as f:
         raw = f.read()
@@ -193,7 +234,7 @@ def check_export():
     return count
 
 
-counts = {"speed": check_speed(), "export": check_export()}
+counts = {"speed": check_speed(), "decode": check_decode(), "export": check_export()}
 if min(counts.values()) == 0:
     fail("nothing to check for " + ", ".join(k for k, v in counts.items() if v == 0))
 print("check_routed: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + " checked")

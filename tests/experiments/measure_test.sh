@@ -69,7 +69,7 @@ echo "an empty routing list is flagged in the table, tables.md and status; an r 
 # timed alone; only compound and speed units run). Then every compound configuration is
 # exported; both are checked against the compound and gate units (check_routed.py).
 ls "$work/n1/units" > "$work/units-before-speed"
-"$bin" run "$spec" --store "$work/n1" --quiet 'experiments.compound.layers=[0, 1]' '+experiments.speed={repeats: 2}'
+"$bin" run "$spec" --store "$work/n1" --quiet 'experiments.compound.layers=[0, 1]' '+experiments.speed={repeats: 2, decode_max_seconds: 2}'
 new_units=$(comm -13 "$work/units-before-speed" <(ls "$work/n1/units"))
 echo "$new_units" | grep -q "^speed-"
 if echo "$new_units" | grep -v "^speed-\|^compound-"; then echo "FAIL: more than compound and speed ran" >&2; exit 1; fi

@@ -100,7 +100,7 @@ def check_tables(out):
     check(len(gates) - 1 == sum(LAYERS[m[-1]] for m in MODELS) * len(CORPORA) * 3, f"gates_per_layer rows {len(gates) - 1}")
     for name in ("gating_summary", "all_linear_extremes", "token_context", "routing_lists", "clusters", "compound",
                  "progressive", "layer0", "cross_scale", "token_regression", "cost_vs_share",
-                 "speed_predicted_vs_measured", "speed_forwards"):
+                 "speed_predicted_vs_measured", "speed_forwards", "speed_decode"):
         check(os.path.exists(os.path.join(csvdir, name + ".csv")), f"missing table {name}")
     # The defaults of docs/methods.md: every gate beside random routing at its share, the
     # residual-space token vs context, routing lists that list tokens, progressive's control.

@@ -44,7 +44,7 @@ from unit_files import Unit, unit_paths  # noqa: E402
 # Each table's rows are matched by the columns its `keys` attribute names (every stored table
 # carries it: docs/store.md). Not compared: tables of wall-clock measurements (timed), and those
 # keyed by a training step (training runs are compared by tests/experiments/training_test.sh).
-TIMED = "speed"
+TIMED = {"speed", "speed_decode"}
 REQUIRED = {"fits", "all_linear"}
 # Columns with a continuous float32-forward bound: perplexities (relative) and Δ% (absolute).
 PPL_COLUMNS = {"ppl_base", "ppl_linear", "ppl"}
@@ -69,7 +69,7 @@ def compared_tables(store):
     out = {}
     with h5py.File(f"{store}/store.h5", "r") as f:
         for name in f["tables"]:
-            if name == "units" or name == TIMED:
+            if name == "units" or name in TIMED:
                 continue
             keys = stored_keys(f[f"tables/{name}"])
             if "step" not in keys:

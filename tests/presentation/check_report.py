@@ -506,6 +506,24 @@ def check_speed(out, store):
     rows = list(csv.DictReader(open(f"{out}/csv/speed_forwards.csv")))
     check(len(rows) == len(speed), f"speed_forwards.csv: {len(rows)} rows for {len(speed)} speed rows")
     checked.append(f"speed: {len(routed)} predicted-vs-measured rows joined with compound, {len(speed)} forwards")
+    decode = table(store, "speed_decode")
+    check(decode, "the measure store has no speed_decode rows")
+    rows = list(csv.DictReader(open(f"{out}/csv/speed_decode.csv")))
+    check(len(rows) == len(decode), f"speed_decode.csv: {len(rows)} rows for {len(decode)}")
+    for r in rows:
+        (d,) = [x for x in decode if (x["model"], x["corpus"], str(x["batch"])) == (r["model"], r["corpus"], r["batch"])]
+        check(r["predicted saving %"] == f"{d['predicted_saving_pct']:.1f}", f"speed_decode predicted {r}")
+        cell = r["measured saving % [95%]"]
+        if d["pairs"] < 5:
+            check(cell == f"– ({d['pairs']} pairs)", f"speed_decode: {d['pairs']} pairs shown as {cell!r}")
+            continue
+        want = f"{d['saving_pct']:.1f} [{d['saving_low']:.1f}, {d['saving_high']:.1f}]"
+        zero = d["saving_low"] <= 0 <= d["saving_high"]
+        check(cell == want + (" †" if zero else ""), f"speed_decode measured {cell!r}, want {want} (zero: {zero})")
+    plotted = sum(d["pairs"] >= 5 for d in decode)
+    svg = f"{out}/figures/speed_decode_predicted_vs_measured.svg"
+    check(os.path.exists(svg) == (plotted > 0), f"{svg}: {plotted} rows of at least 5 pairs")
+    checked.append(f"speed_decode: {len(rows)} rows, the † and the 5-pair rule, the figure")
 
 
 class Page(html.parser.HTMLParser):
@@ -537,8 +555,8 @@ def check_findings(out, store):
     split, counts of intervals that exclude zero, the compound and speed rows."""
     got = findings(out)
     al, gates, tc = table(store, "all_linear"), table(store, "gates"), table(store, "token_context")
-    compound, speed = table(store, "compound"), table(store, "speed")
-    pairs = {(r["model"], r["corpus"]) for r in al + gates + tc + compound + speed}
+    compound, speed, decode = table(store, "compound"), table(store, "speed"), table(store, "speed_decode")
+    pairs = {(r["model"], r["corpus"]) for r in al + gates + tc + compound + speed + decode}
     check(set(got) == pairs, f"findings rows {sorted(got)} vs {sorted(pairs)}")
     for m, c in sorted(pairs):
         cell = got[(m, c)]
@@ -581,6 +599,17 @@ def check_findings(out, store):
                 want = f"saving {r['saving_pct']:.1f}% ({r['saving_low']:.1f} to {r['saving_high']:.1f} over "
                 topic = "wall-clock saving, compound forward"
                 check(cell[topic].startswith(want), f"findings {m} {c} speed: {cell[topic]!r}, want {want}")
+        for r in decode:
+            if (r["model"], r["corpus"]) != (m, c):
+                continue
+            text = cell[f"decode saving, batch {r['batch']}"]
+            if r["pairs"] < 5:
+                check(text.startswith(f"not stated: {r['pairs']} paired repeats"), f"findings decode: {text!r}")
+                continue
+            zero = r["saving_low"] <= 0 <= r["saving_high"]
+            want = (("no saving shown † " if zero else "saving ") + f"{r['saving_pct']:.1f}% [{r['saving_low']:.1f}, "
+                    f"{r['saving_high']:.1f}] over {r['pairs']} paired repeats, bytes predict {r['predicted_saving_pct']:.1f}%")
+            check(text.startswith(want), f"findings {m} {c} decode batch {r['batch']}: {text!r}, want {want}")
     checked.append(f"findings: {len(got)} rows recomputed from the store's tables")
 
 

@@ -56,11 +56,13 @@ std::set<std::string> entries(const std::string& dir) {
 class ToyModel : public LanguageModel {
  public:
   using LanguageModel::LanguageModel;
-  at::Tensor embed(const at::Tensor& ids) override { return ids; }
-  at::Tensor run_layer(int64_t, const at::Tensor& h) override { return h; }
   at::Tensor final_norm(const at::Tensor& h) override { return h; }
   at::Tensor head(const at::Tensor& h) override { return h; }
   at::Tensor input_embedding(const at::Tensor& ids) override { return ids; }
+
+ protected:
+  at::Tensor embed_at(const at::Tensor& ids, int64_t) override { return ids; }
+  at::Tensor layer_step(int64_t, const at::Tensor& h, KvCache*) override { return h; }
 };
 
 }  // namespace

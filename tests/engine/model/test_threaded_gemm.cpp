@@ -69,11 +69,13 @@ TEST_CASE("fused_causal_attention agrees with float64 where LibTorch has it, and
 TEST_CASE("threaded_linear gives at::linear's values, cut by columns or by rows") {
   TorchThreads two(2);
   at::manual_seed(11);
-  const at::Tensor x_few = at::randn({3, 5, 64}), x_many = at::randn({4, 50, 64});
+  const at::Tensor x_one = at::randn({1, 1, 64}), x_few = at::randn({3, 5, 64}), x_many = at::randn({4, 50, 64});
   c10::InferenceMode guard;
   REQUIRE(splits_over_threads(x_few, at::randn({8, 64})) == blas_threads_settable());
   for (const std::int64_t width : {1, 33, 50257}) {
-    for (const at::Tensor& x : {x_few, x_many}) {  // 15 rows (cut by columns) and 200 (by rows for 1, 33)
+    // 1 row (a decode step: matrix-vector products by columns), 15 rows (cut by columns) and
+    // 200 (by rows for 1, 33)
+    for (const at::Tensor& x : {x_one, x_few, x_many}) {
       DYNAMIC_SECTION("width " << width << ", rows " << x.numel() / 64) {
         const at::Tensor w = at::randn({width, 64}), b = at::randn({width});
         const at::Tensor magnitude = at::matmul(x.abs(), w.abs().t());
