@@ -14,6 +14,8 @@
 #      communicator (runtime.communicator nccl: the layout NCCL accepts on one GPU), against the
 #      same layout through MPI: tables within compare_stores.py's bounds, and every unit must
 #      record the backend it used; with two or more GPUs also a group of two ranks over NCCL;
+#   3b. stages: mpirun -n 3 as one replica of two stages (runtime.stages 2: each rank holds
+#      half the layers), over NCCL with two GPUs or more, else MPI, against section 3's reference;
 #   4. throughput: `linsweep eval` tokens/s on random GPT-2-Large- and TinyLlama-shaped
 #      checkpoints in bfloat16 and float32 against transformers' AutoModelForCausalLM (skipped
 #      when not importable), same checkpoint, tokens and batch; PPL within the forward bounds;
@@ -379,6 +381,28 @@ print(json.dumps({"layout": "mpirun -n 3, two worker groups of one rank", "refer
 "checked": {"communicator": a[4], "exit": int(a[5]), "recorded": a[6], "nccl_log_lines": int(a[7])},
 "compare_stores": a[8], "group_of_two": a[9] or None, "gpus": int(a[10])}))' \
   "$ref_comm" "$rc_ref" "$got_ref" "$want" "$rc" "$got" "$nccl_lines" "$cs" "$group2" "$gpus")"
+
+# --- 3b. a model split by layers ----------------------------------------------------------
+# One replica of two stages (mpirun -n 3, ranks_per_group 2, stages 2: docs/spec.md, "Memory"):
+# each rank holds one layer of the fixture and the stream crosses between them; its tables
+# against the reference of section 3 within the forward bounds. Over NCCL with two GPUs or more;
+# on one GPU over MPI (NCCL takes no two ranks of one communicator on one device), through host
+# copies of the stream.
+st_comm=mpi; [[ $mode == device && $gpus -ge 2 ]] && st_comm=nccl
+[[ $mode == cpu ]] && st_comm=auto
+step "stages: mpirun -n 3, one replica of two stages over $st_comm"
+rc_st=$(comm_run stages2 "$st_comm" runtime.ranks_per_group=2 +runtime.stages=2)
+st_ok=true st_cs=""
+[[ $rc_ref -eq 0 && $rc_st -eq 0 ]] || st_ok=false
+if [[ $rc_ref -eq 0 && $rc_st -eq 0 ]] && $have_h5py; then
+  st_cs=$("$py" "$src/tests/orchestrator/compare_stores.py" "$work/comm-ref" "$work/stages2" 2>&1) || st_ok=false
+  head -5 <<<"  compare_stores.py: $st_cs"
+fi
+[[ $rc_st -eq 0 ]] || tail -15 "$work/stages2.log"
+record stages "$st_ok" "$("$py" -c 'import json,sys; a=sys.argv
+print(json.dumps({"layout": "mpirun -n 3, one worker group of two ranks, two stages", "communicator": a[1],
+"exit": int(a[2]), "recorded": a[3], "compare_stores": a[4]}))' \
+  "$st_comm" "$rc_st" "$(backends "$work/stages2")" "$st_cs")"
 
 # --- 4. throughput --------------------------------------------------------------------------
 # The checkpoints (3.1 GB on a device) stay in the scratch directory, out of OUT.

@@ -33,13 +33,12 @@ std::vector<StageLayers> split_stages(const ModelConfig& c, std::int64_t stages)
     throw InputError("stages: " + std::to_string(stages) + " stages for a model of " + std::to_string(c.n_layers) +
                      " layers (at least 1, at most one a layer)");
   const std::vector<double> layers = layer_parameters(c);
-  const double vocab = static_cast<double>(c.vocab_size * c.d_model);
-  double total = 2 * vocab;
+  double total = 0;  // every stage holds the embedding and the head: only the layers are shared out
   for (double p : layers) total += p;
   // Greedy: a stage takes layers while it is below its share of what is left, and leaves at
   // least one layer to every stage after it.
   std::vector<StageLayers> out;
-  double held = vocab, left = total;
+  double held = 0, left = total;
   std::int64_t first = 0;
   for (std::int64_t s = 0; s < stages; ++s) {
     const std::int64_t remaining = stages - s;

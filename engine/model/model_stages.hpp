@@ -1,7 +1,7 @@
 // A model split by layers over consecutive ranks (runtime.stages): which layers each stage
-// holds. The stages hold about the same parameter bytes, the embedding counted with the first
-// stage and the head with the last (every stage keeps both: they are needed to embed and to
-// score, and tie). Torch-free; pure functions.
+// holds. The stages hold about the same layer parameters; every stage also keeps the embedding
+// and the head (each stage embeds, the last scores, and they may be tied), so those weigh the
+// same on every stage. Torch-free; pure functions.
 #pragma once
 
 #include <cstdint>

@@ -26,7 +26,10 @@ std::int64_t StagedModel::stage_of(int64_t layer) const {
                    std::to_string(config_.n_layers - 1));
 }
 
-at::Tensor StagedModel::embed(const at::Tensor& ids) { return inner_->embed(ids); }
+at::Tensor StagedModel::embed_at(const at::Tensor& ids, int64_t start) {
+  if (start != 0) throw ModelError("a model split over ranks does not generate (runtime.stages)");
+  return inner_->embed(ids);
+}
 
 void StagedModel::send_on(const at::Tensor& h) {
   const at::Tensor x = (replica_.device_memory() ? h : h.to(at::kCPU)).contiguous();
@@ -42,7 +45,8 @@ at::Tensor StagedModel::receive_like(const at::Tensor& h) {
 // The stream crosses at the output of a stage's last layer, so that the stream a caller keeps
 // between layers (a prefix cache, hidden_from) is the real one on the stage that holds the next
 // layer.
-at::Tensor StagedModel::run_layer(int64_t layer, const at::Tensor& h) {
+at::Tensor StagedModel::layer_step(int64_t layer, const at::Tensor& h, KvCache* cache) {
+  if (cache != nullptr) throw ModelError("a model split over ranks does not generate (runtime.stages)");
   const std::int64_t s = stage_of(layer);
   at::Tensor out = stage_ == s ? inner_->run_layer(layer, h) : h;
   const bool crossing = layer + 1 == stages_[static_cast<std::size_t>(s)].end && s + 1 < stages();

@@ -30,9 +30,6 @@ class StagedModel : public LanguageModel {
   StagedModel(std::shared_ptr<LanguageModel> inner, Communicator& replica, std::vector<StageLayers> stages,
               int64_t whole_parameters);
 
-  // Every stage embeds (it holds the embedding): stage 0's stream is the one that runs.
-  at::Tensor embed(const at::Tensor& ids) override;
-  at::Tensor run_layer(int64_t layer, const at::Tensor& h) override;
   // The last stage's norm; the others pass h through.
   at::Tensor final_norm(const at::Tensor& h) override;
   // The last stage only: throws ModelError on the others, which hold no scored stream.
@@ -44,6 +41,12 @@ class StagedModel : public LanguageModel {
 
   std::int64_t stage() const noexcept { return stage_; }
   std::int64_t stages() const noexcept { return static_cast<std::int64_t>(stages_.size()); }
+
+ protected:
+  // Every stage embeds (it holds the embedding): stage 0's stream is the one that runs. A split
+  // model does not generate: a start past 0 or a KV cache throws ModelError.
+  at::Tensor embed_at(const at::Tensor& ids, int64_t start) override;
+  at::Tensor layer_step(int64_t layer, const at::Tensor& h, KvCache* cache) override;
 
  private:
   std::int64_t stage_of(int64_t layer) const;

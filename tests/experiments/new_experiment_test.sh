@@ -46,8 +46,12 @@ cmake -S "$tree" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" --target linsweep --parallel "$(nproc)" >"$work/build.log" 2>&1 || fail "build: $(grep -m5 -A3 error "$work/build.log")"
 bin="$build/linsweep"
 
-"$bin" experiments | grep -q "^$name: " || fail "linsweep experiments does not list $name"
-"$bin" catalogue "$name" --json | grep -q '"keys": *\["model", *"corpus"\]\|"keys":\["model","corpus"\]' ||
+# Each listing is read whole before it is searched: grep -q leaving early would end the writer
+# with SIGPIPE, which pipefail reports as a failure.
+listing=$("$bin" experiments)
+grep -q "^$name: " <<<"$listing" || fail "linsweep experiments does not list $name"
+catalogue=$("$bin" catalogue "$name" --json)
+grep -q '"keys": *\["model", *"corpus"\]\|"keys":\["model","corpus"\]' <<<"$catalogue" ||
   fail "linsweep catalogue $name: $("$bin" catalogue "$name" --json)"
 cat >"$work/spec.yaml" <<YAML
 store: $work/store
@@ -62,7 +66,8 @@ splits:
 experiments:
   $name: {}
 YAML
-"$bin" plan "$work/spec.yaml" | grep -q "$name" || fail "plan lists no $name unit"
+plan=$("$bin" plan "$work/spec.yaml")
+grep -q "$name" <<<"$plan" || fail "plan lists no $name unit"
 LINSWEEP_THREADS=1 "$bin" run "$work/spec.yaml" --quiet || fail "run exited $?"
 rows=$("$bin" query "$work/store" "$name" --format csv)
 [[ $(wc -l <<<"$rows") -eq 3 ]] || fail "query $name: $rows"
