@@ -82,19 +82,18 @@ PY
 /usr/bin/python3 "$root/bench/llama_torch_forward.py" "$work/llama" "$work/tail.npy" --tokens 512 --context 256 \
   --batch 2 --threads "$cores" --dtype bfloat16 >"$work/torch.json"
 /usr/bin/python3 - "$bin" "$work" <<'PY'
-import datetime, glob, json, subprocess, sys
+import glob, json, subprocess, sys
 bin, work = sys.argv[1:3]
 GIB = 1024 ** 3
 def stage_bytes(stages):
     """Bytes of bfloat16 weights each rank of `stages` holds (from the checkpoint and the split)."""
-    out = subprocess.run([bin, "plan", f"{work}/spec.yaml", "--memory-only", "--json"] +
+    out = subprocess.run([bin, "plan", f"{work}/spec.yaml", "--store", f"{work}/plan-store", "--memory-only", "--json"] +
                          (["+runtime.ranks_per_group=2", f"+runtime.stages={stages}"] if stages > 1 else []),
                          check=True, capture_output=True, text=True).stdout
     rows = json.loads(out)["memory"]["rows"]
     return max(r["weights"] for r in rows)
-def seconds(u):
-    f = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
-    return (f(u["finished"]) - f(u["started"])).total_seconds()
+def seconds(u):  # started and finished: seconds since the epoch
+    return float(u["finished"]) - float(u["started"])
 result = {}
 for name, stages in (("s1", 1), ("s2", 2)):
     held = stage_bytes(stages)

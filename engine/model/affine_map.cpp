@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "engine/model/threaded_gemm.hpp"
 
 namespace linsweep {
 
@@ -22,7 +23,10 @@ at::Tensor apply_affine(AffineMap& map, const at::Tensor& x) {
   }
   const auto d_in = x.size(-1);
   if (map.weight.size(0) != d_in) throw ModelError("affine map: weight rows do not match the MLP width");
-  const at::Tensor flat = at::addmm(map.bias, x.reshape({-1, d_in}), map.weight);  // [N, d_out]
+  // One row (a decode step of one sequence): matrix-vector products over the threads, each
+  // streaming its columns of W once; a one-row GEMM would pack W first, on one thread.
+  const at::Tensor flat = x.numel() == d_in ? threaded_linear(x.reshape({1, d_in}), map.weight.t(), map.bias)
+                                            : at::addmm(map.bias, x.reshape({-1, d_in}), map.weight);  // [N, d_out]
   auto shape = x.sizes().vec();
   shape.back() = map.weight.size(1);
   return flat.view(shape);
