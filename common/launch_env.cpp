@@ -25,6 +25,14 @@ int local_rank() {
   return 0;
 }
 
+int world_rank() {
+  for (const char* n : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    int r = env_int(n, -1);
+    if (r >= 0) return r;
+  }
+  return 0;
+}
+
 int local_size() {
   for (const char* n : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
     int s = env_int(n, 0);

@@ -47,10 +47,16 @@ std::pair<double, std::string> rank_limit(const SweepSpec& spec) {
     // a device this machine lacks: plan for the node's memory, as `submit` from a login node does
   }
   if (device != "cpu") return {device_free_bytes(device), device + "'s free memory"};
-  const int ranks =
-      local_size() > 1 ? local_size() : static_cast<int>(std::max<std::int64_t>(1, spec.resources.tasks_per_node));
+  // The ranks that hold models: rank 0 coordinates and holds none. Launchers place ranks
+  // 0..k−1 on the first node (by slot, or Slurm's block distribution), so a rank whose world and
+  // local ranks are equal shares its node with the coordinator; planned from a login node
+  // (`submit`), a job of one node does.
+  const bool launched = local_size() > 1;
+  const int here = launched ? local_size() : static_cast<int>(std::max<std::int64_t>(1, spec.resources.tasks_per_node));
+  const bool coordinator_here = launched ? world_rank() == local_rank() : spec.resources.nodes == 1;
+  const int ranks = std::max(1, here - (coordinator_here && here > 1 ? 1 : 0));
   const double node = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  return {node / ranks, fmt::format("the node's memory / {} rank{}", ranks, ranks == 1 ? "" : "s")};
+  return {node / ranks, fmt::format("the node's memory / {} worker rank{}", ranks, ranks == 1 ? "" : "s")};
 }
 
 MemoryQuery query_of(const SweepSpec& spec, const Unit& u, const ModelSize& shape, std::int64_t stages) {
