@@ -177,7 +177,7 @@ class DecoderLayer : public torch::nn::Module {
 class DecoderBody : public torch::nn::Module {
  public:
   explicit DecoderBody(const ModelConfig& c) {
-    embed_tokens_ = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.d_model));
+    embed_tokens_ = register_module("embed_tokens", held_embedding(c.vocab_size, c.d_model, c));
     torch::nn::init::normal_(embed_tokens_->weight, 0.0, 0.02);
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -201,7 +201,8 @@ class DecoderModel : public LanguageModel {
  public:
   explicit DecoderModel(const ModelConfig& c) : LanguageModel(c) {
     body_ = register_module("model", std::make_shared<DecoderBody>(c));
-    if (!c.tied_head) lm_head_ = register_module("lm_head", make_dense(c.d_model, c.vocab_size, false));
+    if (!c.tied_head)
+      lm_head_ = register_module("lm_head", make_dense(c.d_model, c.vocab_size, false, built_scalar_type(c)));
   }
 
   // Gemma scales the embedding by sqrt(d), rounded to the stream's dtype as HF rounds it.

@@ -91,8 +91,8 @@ class Gpt2Block : public torch::nn::Module {
 class Gpt2Model : public LanguageModel {
  public:
   explicit Gpt2Model(const ModelConfig& c) : LanguageModel(c) {
-    wte_ = register_module("wte", torch::nn::Embedding(c.vocab_size, c.d_model));
-    wpe_ = register_module("wpe", torch::nn::Embedding(c.max_positions, c.d_model));
+    wte_ = register_module("wte", held_embedding(c.vocab_size, c.d_model, c));
+    wpe_ = register_module("wpe", held_embedding(c.max_positions, c.d_model, c));
     torch::nn::init::normal_(wte_->weight, 0.0, 0.02);
     torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
     auto list = torch::nn::ModuleList();
@@ -111,7 +111,8 @@ class Gpt2Model : public LanguageModel {
     // GPT2LMHeadModel with tie_word_embeddings false keeps its own output matrix, "lm_head.weight".
     if (!c.tied_head) {
       lm_head_ = register_module("lm_head", std::make_shared<torch::nn::Module>());
-      lm_head_weight_ = lm_head_->register_parameter("weight", torch::empty({c.vocab_size, c.d_model}));
+      lm_head_weight_ = lm_head_->register_parameter(
+          "weight", torch::empty({c.vocab_size, c.d_model}, at::TensorOptions().dtype(built_scalar_type(c))));
       torch::nn::init::normal_(lm_head_weight_, 0.0, 0.02);
     }
   }

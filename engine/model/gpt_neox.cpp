@@ -90,7 +90,7 @@ class NeoxLayer : public torch::nn::Module {
 class NeoxBody : public torch::nn::Module {
  public:
   explicit NeoxBody(const ModelConfig& c) {
-    embed_in_ = register_module("embed_in", torch::nn::Embedding(c.vocab_size, c.d_model));
+    embed_in_ = register_module("embed_in", held_embedding(c.vocab_size, c.d_model, c));
     torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -115,7 +115,8 @@ class NeoxModel : public LanguageModel {
  public:
   explicit NeoxModel(const ModelConfig& c) : LanguageModel(c) {
     body_ = register_module("gpt_neox", std::make_shared<NeoxBody>(c));
-    if (!c.tied_head) embed_out_ = register_module("embed_out", make_dense(c.d_model, c.vocab_size, false));
+    if (!c.tied_head)
+      embed_out_ = register_module("embed_out", make_dense(c.d_model, c.vocab_size, false, built_scalar_type(c)));
   }
 
   at::Tensor input_embedding(const at::Tensor& ids) override { return body_->embed_in_(ids); }
