@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# An 8B-shaped model on one machine (docs/benchmarks.md, "An 8B-shaped model"): writes a random
-# Llama-3-8B-shaped checkpoint (32 layers, d 4096, d_ff 14336, 32 heads over 8 key/value heads,
-# vocabulary 128256, rope_theta 500000; bfloat16 in 2 GiB shards with the hub's index: 16 GB),
+# An 8B-shaped model on one machine (docs/benchmarks.md, "`bench/big_model.sh` — an 8B-shaped
+# model"): writes a random Llama-3-8B-shaped checkpoint (32 layers, d 4096, d_ff 14336, 32 heads
+# over 8 key/value heads, vocabulary 128256, rope_theta 500000; bfloat16 in 2 GiB shards with the
+# hub's index: 16 GB),
 # then, in bfloat16:
 #   - stats, fit and all_linear on layers 15 and 16 over 512 fit and 512 eval tokens (context
 #     256, batch 2) with stages 1 (one process) and stages 2 (mpirun -n 3: one replica of two
@@ -10,8 +11,8 @@
 #     (bench/llama_torch_forward.py), each with every core.
 # Prints, per run and rank: wall seconds, peak resident memory (/usr/bin/time's), the weights the
 # rank holds and the goal (peak ≤ 1.15 × those weights + 1 GiB), each unit's seconds and the
-# units' recorded peaks; then eval against PyTorch in tokens/s, with both PPLs. Needs about 21 GB
-# of memory (a stage holds 9 GB; one process 16 GB) and 17 GB of disk in WORK_DIR.
+# units' recorded peaks; then eval against PyTorch in tokens/s, with both PPLs. Needs about 26 GB
+# of memory (two stage ranks of about 12 GB each; one process 18 GB) and 17 GB of disk in WORK_DIR.
 # Usage: bench/big_model.sh [WORK_DIR] [--small]   (--small: a 4-layer, d 256 stand-in, seconds)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -11,7 +11,6 @@
 #include <torch/types.h>
 
 #include <cstdint>
-
 #include <memory>
 
 #include "engine/model/model_config.hpp"

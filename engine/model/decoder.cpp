@@ -16,8 +16,8 @@
 #include <tuple>
 
 #include "engine/model/architecture_registry.hpp"
-#include "engine/model/built_layer.hpp"
 #include "engine/model/attention.hpp"
+#include "engine/model/built_layer.hpp"
 #include "engine/model/dense.hpp"
 #include "engine/model/language_model.hpp"
 #include "engine/model/linear_kernel.hpp"

@@ -11,8 +11,8 @@
 
 #include "engine/model/activation.hpp"
 #include "engine/model/architecture_registry.hpp"
-#include "engine/model/built_layer.hpp"
 #include "engine/model/attention.hpp"
+#include "engine/model/built_layer.hpp"
 #include "engine/model/gpt2_config.hpp"
 #include "engine/model/language_model.hpp"
 #include "engine/model/linear_kernel.hpp"

@@ -34,7 +34,8 @@ std::int64_t layer_of(const std::string& name, const Architecture& arch) {
   const std::string& layers = arch.mlp.layer_prefix;
   if (rest.rfind(layers, 0) != 0) return -1;
   const auto dot = rest.find('.', layers.size());
-  const std::string index = rest.substr(layers.size(), dot == std::string::npos ? std::string::npos : dot - layers.size());
+  const std::string index =
+      rest.substr(layers.size(), dot == std::string::npos ? std::string::npos : dot - layers.size());
   if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) return -1;
   return std::stoll(index);
 }

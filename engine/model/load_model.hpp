@@ -24,7 +24,7 @@ struct LoadedModel {
   std::shared_ptr<LanguageModel> model;  // in eval mode, on `device`, in `dtype`
   std::string device;                    // resolved, e.g. "cpu" or "cuda:1"
   at::ScalarType dtype = at::kFloat;
-  int64_t parameter_count = 0;  // the whole model's, also where this process holds one stage
+  int64_t parameter_count = 0;    // the whole model's, also where this process holds one stage
   std::string checkpoint_dtypes;  // e.g. "F32" or "BF16,F32": what the files stored
   const ModelConfig& config() const { return model->config(); }
 };

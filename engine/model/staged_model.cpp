@@ -11,8 +11,12 @@ namespace linsweep {
 
 StagedModel::StagedModel(std::shared_ptr<LanguageModel> inner, Communicator& replica, std::vector<StageLayers> stages,
                          int64_t whole_parameters)
-    : LanguageModel(inner->config()), inner_(std::move(inner)), replica_(replica), stages_(std::move(stages)),
-      stage_(replica.rank()), whole_parameters_(whole_parameters) {
+    : LanguageModel(inner->config()),
+      inner_(std::move(inner)),
+      replica_(replica),
+      stages_(std::move(stages)),
+      stage_(replica.rank()),
+      whole_parameters_(whole_parameters) {
   if (static_cast<std::int64_t>(stages_.size()) != replica.size())
     throw ModelError("a model of " + std::to_string(stages_.size()) + " stages on a replica of " +
                      std::to_string(replica.size()) + " ranks");
@@ -55,9 +59,7 @@ at::Tensor StagedModel::layer_step(int64_t layer, const at::Tensor& h, KvCache* 
   return out;
 }
 
-at::Tensor StagedModel::final_norm(const at::Tensor& h) {
-  return scores() ? inner_->final_norm(h) : h;
-}
+at::Tensor StagedModel::final_norm(const at::Tensor& h) { return scores() ? inner_->final_norm(h) : h; }
 
 at::Tensor StagedModel::head(const at::Tensor& h) {
   if (!scores())

@@ -6,10 +6,9 @@
 // to point on CPUs, NCCL on GPUs), which returns it as that layer's output; the others pass
 // their stream through unchanged. A run_layer of a stage's last layer therefore always moves the
 // stream, also inside mlp_stream. Only the last stage scores (scores()): token_nll is zeros on
-// the others, so a sum over the ranks of the replica (and over the replicas) is the model's. Every rank has every layer's hook;
-// only the holder's runs, so sums a hook gathers are the holder's (zeros elsewhere).
-// Collective over the replica: every rank must make the same calls in the same order. Not
-// thread safe.
+// the others, so a sum over the ranks of the replica (and over the replicas) is the model's. Every rank has every
+// layer's hook; only the holder's runs, so sums a hook gathers are the holder's (zeros elsewhere). Collective over the
+// replica: every rank must make the same calls in the same order. Not thread safe.
 #pragma once
 
 #include <cstdint>

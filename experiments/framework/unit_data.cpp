@@ -83,8 +83,8 @@ HookReset::~HookReset() { model_.reset_hooks(); }
 
 Windows my_shard(const ExperimentInput& in, const Windows& w) {
   if (in.group == nullptr) return w;
-  return shard_windows(w, in.group->rank() / static_cast<int>(in.stages), in.group->size() / static_cast<int>(in.stages),
-                       in.batch);
+  return shard_windows(w, in.group->rank() / static_cast<int>(in.stages),
+                       in.group->size() / static_cast<int>(in.stages), in.batch);
 }
 
 std::int64_t my_shard_begin(const ExperimentInput& in, const Windows& w) {

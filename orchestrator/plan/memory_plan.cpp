@@ -167,9 +167,10 @@ void check_memory(const std::string& spec_path, const SweepSpec& spec, const Mem
   }
   for (const auto& m : spec.models)
     if (memory.stages > m.layers)
-      throw SpecError(fmt::format("{}: runtime.stages: {} stages split model {}, which has {} layer{} (a stage "
-                                  "holds at least one layer)",
-                                  spec_path, memory.stages, m.name, m.layers, m.layers == 1 ? "" : "s"));
+      throw SpecError(
+          fmt::format("{}: runtime.stages: {} stages split model {}, which has {} layer{} (a stage "
+                      "holds at least one layer)",
+                      spec_path, memory.stages, m.name, m.layers, m.layers == 1 ? "" : "s"));
   if (spec.runtime.ranks_per_group % memory.stages == 0) return;
   if (automatic)
     throw SpecError(fmt::format(

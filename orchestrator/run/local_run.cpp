@@ -20,9 +20,10 @@ int run_sweep_local(const std::string& spec_path, const RunOptions& options) {
     const std::unique_ptr<SweepSetup> setup =
         prepare_sweep(spec_path, options, [&](const SweepSpec& spec, std::int64_t stages) {
           if (stages > 1)
-            throw SpecError(spec_path + ": runtime.stages: " + std::to_string(stages) +
-                            " stages run over the ranks of a worker group: launch with mpirun (runtime.ranks_per_group " +
-                            std::to_string(spec.runtime.ranks_per_group) + " ranks a group, and rank 0)");
+            throw SpecError(
+                spec_path + ": runtime.stages: " + std::to_string(stages) +
+                " stages run over the ranks of a worker group: launch with mpirun (runtime.ranks_per_group " +
+                std::to_string(spec.runtime.ranks_per_group) + " ranks a group, and rank 0)");
         });
     configure_threads(options.threads > 0 ? options.threads : static_cast<int>(setup->spec.runtime.threads));
     LocalPool pool(setup->spec, setup->plan, setup->store);

@@ -35,8 +35,7 @@ LoadedModel UnitExecutor::load_held_model(const ModelSpec& m) const {
   LoadedModel loaded = load_model(m.path, options);
   if (stages_.stages > 1)
     loaded.model = std::make_shared<StagedModel>(loaded.model, *stages_.replica,
-                                                 split_stages(loaded.config(), stages_.stages),
-                                                 loaded.parameter_count);
+                                                 split_stages(loaded.config(), stages_.stages), loaded.parameter_count);
   return loaded;
 }
 

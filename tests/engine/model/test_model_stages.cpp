@@ -13,8 +13,9 @@ using namespace linsweep;
 namespace {
 
 ModelConfig llama_8b_shape() {
-  return model_config("llama", {.vocab_size = 128256, .d_model = 4096, .n_layers = 32, .n_heads = 32,
-                                .d_ff = 14336, .max_positions = 8192});
+  return model_config(
+      "llama",
+      {.vocab_size = 128256, .d_model = 4096, .n_layers = 32, .n_heads = 32, .d_ff = 14336, .max_positions = 8192});
 }
 
 void check_cover(const std::vector<StageLayers>& s, std::int64_t layers) {
