@@ -11,6 +11,7 @@
 #include "engine/machine_info.hpp"
 #include "engine/model/generation.hpp"
 #include "engine/model/language_model.hpp"
+#include "experiments/framework/layer_params.hpp"
 #include "experiments/framework/unit_data.hpp"
 #include "experiments/speed/decode_cost.hpp"
 #include "experiments/speed/memory_bandwidth.hpp"
