@@ -241,15 +241,7 @@ void use_gates(Bench& b, const std::vector<linsweep::Gate>& gates, std::vector<l
   for (std::size_t k = 0; k < gates.size(); ++k)
     b.model->hook(b.routed_layers[k]).use_routed(b.map, [&gates, k, steps](const at::Tensor& x) {
       at::Tensor mask = gates[k].route(x);
-      if (steps != nullptr && x.size(1) == 1) {
-        linsweep::LayerSteps& s = (*steps)[k];
-        const std::int64_t routed = mask.sum().item<std::int64_t>();
-        s.steps += 1;
-        s.tokens += mask.numel();
-        s.routed += routed;
-        s.with_mlp += routed < mask.numel() ? 1 : 0;
-        s.with_map += routed > 0 ? 1 : 0;
-      }
+      if (steps != nullptr && x.size(1) == 1) (*steps)[k].count(mask);
       return mask;
     });
 }

@@ -1,9 +1,20 @@
 // Bytes read per decode step, from the model's sizes.
 #include "experiments/speed/decode_cost.hpp"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 
 namespace linsweep {
+
+void LayerSteps::count(const at::Tensor& mask) {
+  const std::int64_t sent = mask.sum().item<std::int64_t>();
+  steps += 1;
+  tokens += mask.numel();
+  routed += sent;
+  with_mlp += sent < mask.numel() ? 1 : 0;
+  with_map += sent > 0 ? 1 : 0;
+}
 namespace {
 
 double dtype_bytes(at::ScalarType t) { return t == at::kFloat ? 4.0 : t == at::kDouble ? 8.0 : 2.0; }

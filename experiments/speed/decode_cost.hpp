@@ -4,6 +4,7 @@
 // MLP weights (d·d_ff·2 or ·3 values) for the surrogate's d·d.
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
@@ -40,6 +41,9 @@ struct LayerSteps {
   std::int64_t with_map = 0;  // steps in which some token went to the surrogate
   std::int64_t tokens = 0;    // tokens decided (steps × batch)
   std::int64_t routed = 0;    // tokens sent to the surrogate
+
+  // Adds one decode step whose gate decided `mask` (true: the surrogate) for its tokens.
+  void count(const at::Tensor& mask);
 };
 
 // Bytes read over `steps` decode steps at `batch` whose cache grew from `start` positions by one

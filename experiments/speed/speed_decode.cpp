@@ -49,15 +49,7 @@ void route_all(LanguageModel& model, const SpeedGates& g, std::vector<LayerSteps
   for (std::size_t k = 0; k < g.layers.size(); ++k)
     model.hook(g.layers[k]).use_routed(g.maps[k], [&g, k, steps](const at::Tensor& x) {
       at::Tensor mask = g.gates[k].route(x);
-      if (steps != nullptr && x.size(1) == 1) {  // a decode step: one position per sequence
-        LayerSteps& s = (*steps)[k];
-        const std::int64_t routed = mask.sum().item<std::int64_t>();
-        s.steps += 1;
-        s.tokens += mask.numel();
-        s.routed += routed;
-        s.with_mlp += routed < mask.numel() ? 1 : 0;
-        s.with_map += routed > 0 ? 1 : 0;
-      }
+      if (steps != nullptr && x.size(1) == 1) (*steps)[k].count(mask);  // a decode step: one position a sequence
       return mask;
     });
 }
