@@ -1,4 +1,4 @@
-// The demo's model sizes and training budgets, chosen so that all nine train in a few minutes on two cores.
+// The demo's model sizes and training budgets, chosen so that all twelve train in a few minutes on two cores.
 #include "demo/demo_recipes.hpp"
 
 #include "experiments/numerics/flops.hpp"
@@ -20,7 +20,12 @@ struct Family {
   const char* prefix;  // of the model names: <prefix>-<size tag>
 };
 
-constexpr Family kFamilies[] = {{"gpt2", "gpt2"}, {"gpt_neox", "neox"}, {"llama", "llama"}};
+constexpr Family kFamilies[] = {{"gpt2", "gpt2"}, {"gpt_neox", "neox"}, {"llama", "llama"}, {"mixtral", "mixtral"}};
+
+// The mixture of experts: kExperts SwiGLU experts of half the gated MLP's width, kTopK of them
+// per token, so that a token's MLP FLOPs match Llama's at the same size while the layer holds
+// twice its MLP parameters.
+constexpr std::int64_t kExperts = 4, kTopK = 2;
 
 ModelConfig family_config(const Family& f, const Size& s, std::int64_t vocab, std::int64_t eos) {
   ModelConfig c = model_config(f.architecture, {.vocab_size = vocab,
@@ -34,11 +39,17 @@ ModelConfig family_config(const Family& f, const Size& s, std::int64_t vocab, st
   // Untied output layers throughout (GPT2LMHeadModel with tie_word_embeddings false): with tied
   // embeddings these small GPT-2 models learned far more slowly than the NeoX ones in the same
   // budget. NeoX: parallel residual and rotary on a quarter of each head (Pythia's). Llama: its
-  // own defaults (RMSNorm, SwiGLU, rotary on the whole head, sequential residual).
+  // own defaults (RMSNorm, SwiGLU, rotary on the whole head, sequential residual); Mixtral: Llama's
+  // layer with a router and experts for its MLP (Mistral's sliding window is longer than the context).
   c.tied_head = false;
   if (c.architecture == "gpt_neox") {
     c.rotary_pct = 0.25;
     c.parallel_residual = true;
+  }
+  if (c.moe.enabled()) {  // Mixtral's experts are intermediate_size wide: d_ff is an expert's width
+    c.d_ff = c.moe.expert_d_ff = s.gated_ff / 2;
+    c.moe.experts = kExperts;
+    c.moe.top_k = kTopK;
   }
   return c;
 }

@@ -10,8 +10,10 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-MODELS = ["gpt2-s", "gpt2-m", "gpt2-l", "neox-s", "neox-m", "neox-l", "llama-s", "llama-m", "llama-l"]
-FAMILIES = ["gpt2", "gpt_neox", "llama"]
+MODELS = ["gpt2-s", "gpt2-m", "gpt2-l", "neox-s", "neox-m", "neox-l", "llama-s", "llama-m", "llama-l",
+          "mixtral-s", "mixtral-m", "mixtral-l"]
+MOE = [m for m in MODELS if m.startswith("mixtral")]  # 4 experts, top-2, in every layer
+FAMILIES = ["gpt2", "gpt_neox", "llama", "mixtral"]
 LAYERS = {"s": 2, "m": 3, "l": 4}
 CORPORA = ["fiction", "learned", "news"]
 
@@ -78,6 +80,20 @@ def check_figures(out):
         for stem in ("all_linear_", "fig2_gate_vs_all_linear_", "fig5_redistribution_", "delta_hist_"):
             check(any(n.startswith(stem + m) for n in names), f"missing {stem}{m}*.svg")
         check(f"fig4_token_categories_{m}.svg" in names, f"missing fig4_token_categories_{m}.svg")
+    # The experts: a heat map per mixture of experts (a panel per corpus, a cell per expert and
+    # layer), and linearity against routed share per corpus (a series per mixture of experts).
+    for m in MODELS:
+        check((f"experts_delta_{m}.svg" in names) == (m in MOE), f"experts_delta_{m}.svg: only for {MOE}")
+    for m in MOE:
+        root = ET.parse(os.path.join(figs, f"experts_delta_{m}.svg")).getroot()
+        cells = [c for c in root.iter() if c.get("data-value") is not None]
+        check(len(cells) == 4 * LAYERS[m[-1]] * len(CORPORA), f"experts_delta_{m}: {len(cells)} cells")
+    for corpus in CORPORA:
+        n = f"experts_linearity_vs_share_{corpus}.svg"
+        check(n in names, f"missing {n}")
+        root = ET.parse(os.path.join(figs, n)).getroot()
+        series = {g.get("data-label") for g in root.iter(f"{svg}g") if g.get("class") == "series"}
+        check(series == set(MOE), f"{n}: series {sorted(series)}, expected {MOE}")
     index = os.path.join(out, "report", "index.html")
     check(os.path.isfile(index), f"missing {index}")
     print(f"{figs}: {len(names)} SVG files parse as XML; Fig. 1 has a panel per model; {index} written")
@@ -100,8 +116,13 @@ def check_tables(out):
     check(len(gates) - 1 == sum(LAYERS[m[-1]] for m in MODELS) * len(CORPORA) * 3, f"gates_per_layer rows {len(gates) - 1}")
     for name in ("gating_summary", "all_linear_extremes", "token_context", "routing_lists", "clusters", "compound",
                  "progressive", "layer0", "cross_scale", "token_regression", "cost_vs_share",
-                 "speed_predicted_vs_measured", "speed_forwards", "speed_decode"):
+                 "speed_predicted_vs_measured", "speed_forwards", "speed_decode",
+                 "experts_layers"):
         check(os.path.exists(os.path.join(csvdir, name + ".csv")), f"missing table {name}")
+    experts = read_csv(os.path.join(csvdir, "experts_layers.csv"))
+    check(sorted((r[0], r[1], int(r[2])) for r in experts[1:]) ==
+          sorted((m, c, l) for m in MOE for c in CORPORA for l in range(LAYERS[m[-1]])),
+          f"experts_layers: rows {[r[:3] for r in experts[1:]]}")
     # The defaults of docs/methods.md: every gate beside random routing at its share, the
     # residual-space token vs context, routing lists that list tokens, progressive's control.
     summary = read_csv(os.path.join(csvdir, "gating_summary.csv"))
