@@ -11,10 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "cli/commands/commands.hpp"
+#include "common/blas_kernels.hpp"
 #include "common/child_process.hpp"
 #include "common/errors.hpp"
 
@@ -37,10 +39,20 @@ constexpr std::pair<const char*, AddCommand> kLightCommands[] = {
 // threads in the same rank, and from other ranks and jobs on a shared node. libgomp reads the
 // variable once, when it loads, so it is set here, before linsweep-full starts (measured:
 // bench/omp_wait.sh, docs/benchmarks.md). The ranks and jobs linsweep-full starts inherit it.
+// For the same reason OPENBLAS_CORETYPE is set here when OpenBLAS would fall back to kernels
+// narrower than the CPU's (blas_kernels.hpp).
 int exec_full(char** argv) {
   if (::setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0) != 0) {
     std::fprintf(stderr, "linsweep: cannot set OMP_WAIT_POLICY: %s\n", std::strerror(errno));
     return static_cast<int>(ExitCode::kUnitsFailed);
+  }
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
+    const std::optional<std::string> chosen = loaded_openblas_core();
+    const std::optional<std::string> better = chosen ? better_openblas_core(*chosen, cpu_vector_isa()) : std::nullopt;
+    if (better && ::setenv("OPENBLAS_CORETYPE", better->c_str(), /*overwrite=*/0) != 0) {
+      std::fprintf(stderr, "linsweep: cannot set OPENBLAS_CORETYPE: %s\n", std::strerror(errno));
+      return static_cast<int>(ExitCode::kUnitsFailed);
+    }
   }
   std::string full;
   try {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <sstream>
 #include <vector>
 
+#include "common/blas_kernels.hpp"
 #include "support/catch.hpp"
 #include "support/test_support.hpp"
 
@@ -279,7 +281,15 @@ TEST_CASE("CLI conventions: short help, --version, usage lines, 100 columns, an 
   CHECK(v.out.find("\nLibTorch ") != std::string::npos);
   CHECK(v.out.find("\nHDF5 ") != std::string::npos);
   CHECK(v.out.find("MPI") != std::string::npos);
-  CHECK(std::count(v.out.begin(), v.out.end(), '\n') == 4);
+  CHECK(std::count(v.out.begin(), v.out.end(), '\n') == 5);
+  // The kernels OpenBLAS runs use the CPU's widest vectors unless the caller chose others:
+  // `linsweep` names a family where OpenBLAS's own choice falls back (common/blas_kernels.hpp).
+  const auto blas = v.out.find("; OpenBLAS ");
+  REQUIRE(blas != std::string::npos);
+  const std::string core = v.out.substr(blas + 11, v.out.find_first_of(";\n", blas + 11) - (blas + 11));
+  INFO("OpenBLAS " << core);
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr)
+    CHECK_FALSE(linsweep::better_openblas_core(core, linsweep::cpu_vector_isa()));
 
   commands.insert(commands.begin(), "");
   for (const auto& cmd : commands) {
