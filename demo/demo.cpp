@@ -208,7 +208,7 @@ ChildExit run_sweep_child(const DemoOptions& o, const Paths& p, int workers, int
 // The closing lines: where everything is, and the commands that read it.
 void say_where(const Paths& p, const HtmlReportFiles& written, std::size_t figures,
                const std::function<void(const std::string&)>& say) {
-  say("  models:   " + p.models + "/{gpt2,neox,llama,mixtral}-{s,m,l} (HF directories; `linsweep inspect DIR`)");
+  say("  models:   " + p.models + "/{gpt2,neox,llama}-{s,m,l}, mixtral-{s,m} (HF directories; `linsweep inspect DIR`)");
   say("  store:    " + p.store);
   say("  report:   " + written.index + " (open it in a browser: every table and figure, and where they came from)");
   say(fmt::format("  tables:   {}/tables.md (.tex, csv/: {} tables)", p.report, written.tables));

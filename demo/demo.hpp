@@ -1,4 +1,4 @@
-// `linsweep demo`: the whole study on twelve small models that it trains itself on the Brown Corpus.
+// `linsweep demo`: the whole study on eleven small models that it trains itself on the Brown Corpus.
 #pragma once
 
 #include <string>

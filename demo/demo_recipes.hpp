@@ -1,5 +1,5 @@
-// The demo's twelve models: three sizes each of GPT-2, GPT-NeoX, Llama and Mixtral (a mixture of
-// experts), and how each is pretrained.
+// The demo's eleven models: three sizes each of GPT-2, GPT-NeoX and Llama, two of Mixtral (a
+// mixture of experts), and how each is pretrained.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +29,10 @@ struct DemoModelRecipe {
   double cost_per_token() const;
 };
 
-// gpt2-{s,m,l}, neox-{s,m,l}, llama-{s,m,l} and mixtral-{s,m,l} (d = 48/64/96, 2/3/4 layers,
+// gpt2-{s,m,l}, neox-{s,m,l}, llama-{s,m,l} and mixtral-{s,m} (d = 48/64/96, 2/3/4 layers,
 // heads of 16 dimensions; d_ff = 4d, or 128/176/256 for Llama's gated MLP; NeoX with parallel
 // residual and rotary on a quarter of each head; Llama with RMSNorm, SwiGLU and rotary on the
-// whole head; Mixtral Llama's layer with 4 SwiGLU experts of width 64/88/128, top-2, in place of
+// whole head; Mixtral Llama's layer with 4 SwiGLU experts of width 64/88, top-2, in place of
 // the MLP), for a vocabulary of `vocab_size` whose end-of-text id is `eos`. A static recipe;
 // thread safe.
 std::vector<DemoModelRecipe> demo_model_recipes(std::int64_t vocab_size, std::int64_t eos);

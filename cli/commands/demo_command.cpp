@@ -1,4 +1,4 @@
-// `linsweep demo`: trains twelve small models on the Brown Corpus and runs the whole study on them.
+// `linsweep demo`: trains eleven small models on the Brown Corpus and runs the whole study on them.
 #include <CLI/CLI.hpp>
 #include <memory>
 
@@ -11,8 +11,8 @@ void add_demo_command(CLI::App& root, CommandAction* action) {
   auto o = std::make_shared<DemoOptions>();
   CLI::App* cmd = root.add_subcommand(
       "demo",
-      "The whole study on twelve small models trained here: three Brown Corpus corpora, a truncated GPT-2 tokenizer, "
-      "three each of GPT-2, GPT-NeoX, Llama and Mixtral (a mixture of experts) pretrained and cached, then "
+      "The whole study on eleven small models trained here: three Brown Corpus corpora, a truncated GPT-2 tokenizer, "
+      "three each of GPT-2, GPT-NeoX and Llama and two of Mixtral (a mixture of experts) pretrained and cached, then "
       "examples/demo.yaml (every layer, every measurement experiment, each expert alone, a short progressive "
       "linearization) under mpirun, the tables and the figures. "
       "Needs the data from scripts/fetch_demo_data.sh. Interrupt it and run it again to continue.");

@@ -11,7 +11,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 MODELS = ["gpt2-s", "gpt2-m", "gpt2-l", "neox-s", "neox-m", "neox-l", "llama-s", "llama-m", "llama-l",
-          "mixtral-s", "mixtral-m", "mixtral-l"]
+          "mixtral-s", "mixtral-m"]
 MOE = [m for m in MODELS if m.startswith("mixtral")]  # 4 experts, top-2, in every layer
 FAMILIES = ["gpt2", "gpt_neox", "llama", "mixtral"]
 LAYERS = {"s": 2, "m": 3, "l": 4}
