@@ -19,8 +19,8 @@ constexpr Size kSizes[] = {{"s", 48, 2, 300, 128}, {"m", 64, 3, 300, 176}, {"l",
 
 struct Family {
   const char* architecture;
-  const char* prefix;   // of the model names: <prefix>-<size tag>
-  std::size_t sizes;    // the first `sizes` of kSizes
+  const char* prefix;  // of the model names: <prefix>-<size tag>
+  std::size_t sizes;   // the first `sizes` of kSizes
 };
 
 // Mixtral has two sizes: at l (d 96, 4 layers) 300 steps left it at 0.42–0.57 of the unigram
