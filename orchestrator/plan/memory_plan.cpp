@@ -69,10 +69,12 @@ std::vector<MemoryRow> rows_for(const SweepSpec& spec, const Plan& plan, const s
                                 std::int64_t stages) {
   std::map<std::pair<std::string, std::string>, MemoryRow> rows;
   for (const Unit& u : plan.units) {
-    const MemoryNeed need =
-        ExperimentRegistry::instance().kind(u.kind).need(query_of(spec, u, shapes.at(u.model), stages));
+    const UnitKind& kind = ExperimentRegistry::instance().kind(u.kind);
+    const MemoryNeed need = kind.need(query_of(spec, u, shapes.at(u.model), stages));
     MemoryRow& r = rows[{u.model, u.kind}];
     r.model = u.model, r.kind = u.kind;
+    if (stages > 1 && kind.whole_model_reason && r.whole_model.empty())
+      r.whole_model = kind.whole_model_reason(u.params);
     if (++r.units == 1 || need.total() > r.need.total()) r.need = need;
   }
   std::vector<MemoryRow> out;
@@ -164,6 +166,12 @@ void check_memory(const std::string& spec_path, const SweepSpec& spec, const Mem
           "{}: runtime.stages: {} stages split each model by layers, and units of kind {} run only on a whole "
           "model (a split model runs {}; docs/spec.md, \"Memory\")",
           spec_path, memory.stages, fmt::join(whole, ", "), fmt::join(split_kinds(), ", ")));
+    for (const auto& r : memory.rows)
+      if (!r.whole_model.empty())
+        throw SpecError(
+            fmt::format("{}: runtime.stages: {} stages split each model by layers, and {} units of {} "
+                        "need a whole model: {} (docs/spec.md, \"Memory\")",
+                        spec_path, memory.stages, r.kind, r.model, r.whole_model));
   }
   for (const auto& m : spec.models)
     if (memory.stages > m.layers)
