@@ -76,8 +76,9 @@ struct UnitKind {
   // a StagedModel, engine/model/staged_model.hpp) or on no model at all; a spec with stages
   // whose plan holds a unit of another kind is refused.
   bool runs_split = false;
-  // Of a kind that runs split: why a unit with these parameters needs a whole model after all
-  // (one clause, for the plan's refusal), or empty when it does not; may be empty.
+  // Why a unit with these parameters needs a whole model, one clause for the plan's refusal on
+  // a split model: of a kind that runs split, empty when this unit does not; of one that does
+  // not, the kind's reason. May be empty.
   std::function<std::string(const nlohmann::json& params)> whole_model_reason{};
   // The need of one of its units: `memory`, or the default above, with at least the model's
   // weights (the executor holds the model it last loaded while later units of it run).

@@ -129,7 +129,7 @@ refused() {  # WHAT EXPECTED-TEXT COMMAND...: exit 2, one line containing EXPECT
   fi
   echo "refused ($what): $err"
 }
-refused "a training kind" "finetune run only on a whole model" \
+refused "a training kind" "finetune run only on a whole model: training loads its own whole" \
   "$bin" plan "$spec" runtime.ranks_per_group=2 +runtime.stages=2 "+splits.train={start: 3584, tokens: 512}" \
   "+experiments.finetune={}"
 refused "speed's decoding" "speed units of tiny-gpt2 need a whole model: speed's decoding" \
