@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Models split by layers over ranks (runtime.stages; docs/spec.md, "Memory"), on real MPI ranks,
-# over every measurement kind (examples/fixture_measure.yaml with speed's forwards, and experts
-# on the MoE fixture):
+# over every measurement kind (examples/fixture_measure.yaml with speed's forwards, and the MoE
+# fixture with experts):
 # - one replica of two stages (mpirun -n 3, ranks_per_group 2, stages 2) gives the tables of one
 #   process bit for bit: each layer runs once, on the rank that holds it, on the same windows,
 #   and what one stage computed reaches the others as a sum with zeros, which is exact;
 # - two replicas of two stages (mpirun -n 5, ranks_per_group 4) give the tables of two one-stage
 #   ranks sharing the windows (mpirun -n 3, ranks_per_group 2) bit for bit;
+# - the same over three stages of the MoE fixture, whose middle stage neither embeds the stream
+#   that runs nor scores;
 # - the captured activation shards (X and δ of every layer, one part per replica) hold the same
 #   rows, and speed's columns other than its timings are equal;
 # - a rank of two stages holds half the layers (the stats units' measured peak, a 270 MB model);
@@ -101,22 +103,38 @@ same_shards "$work/g2" "$work/g4s2"
 same_speed "$work/g2" "$work/g4s2"
 echo "two replicas of two stages: the tables and captures of two ranks sharing the windows"
 
-# experts on the MoE fixture (three layers, the first dense), over tokens of its vocabulary.
-/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).integers(0, 512, 3072).astype(np.int32))" \
+# The MoE fixture (three layers, the first dense, over tokens of its vocabulary): experts, and
+# two and three stages, where the middle stage neither embeds what runs nor scores.
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).integers(0, 512, 4096).astype(np.int32))" \
   "$work/moe_tokens.npy"
 cat > "$work/moe.yaml" <<YAML
 context: 32
 models: [{name: moe, path: $src/tests/data/models/hf_zoo/qwen2-moe-f32}]
 corpora: [{name: tokens, path: $work/moe_tokens.npy, format: npy}]
-splits: {fit: {start: 0, tokens: 1024}, eval: {start: 1024, tokens: 1024}}
+splits:
+  fit: {start: 0, tokens: 1024}
+  gate: {start: 1024, tokens: 1024}
+  select: {start: 2048, tokens: 512}
+  eval: {start: 2560, tokens: 1024}
 layers: all
-experiments: {fit: {}, all_linear: {bootstrap: 100}, experts: {bootstrap: 100}}
+experiments:
+  fit: {}
+  all_linear: {bootstrap: 100}
+  experts: {bootstrap: 100}
+  gate: {bootstrap: 100, mlp_epochs: 20, curve_steps: 2, random_draws: 2}
+  token_context: {bootstrap: 100}
+  clusters: {pca: 8, k: 4, n_init: 2}
+  compound: {bootstrap: 100}
 runtime: {batch: 8}
 YAML
 "$bin" run "$work/moe.yaml" --store "$work/moe1" --quiet
 mpirun -n 3 "$bin" run "$work/moe.yaml" --store "$work/moe2" --quiet +runtime.ranks_per_group=2 +runtime.stages=2
-$compare "$work/moe1" "$work/moe2" --exact
-echo "experts on one replica of two stages: the tables of one process"
+mpirun -n 4 "$bin" run "$work/moe.yaml" --store "$work/moe3" --quiet +runtime.ranks_per_group=3 +runtime.stages=3
+for stages in 2 3; do
+  $compare "$work/moe1" "$work/moe$stages" --exact
+  same_shards "$work/moe1" "$work/moe$stages"
+done
+echo "a mixture of experts over two and three stages: the tables and captures of one process"
 
 refused() {  # WHAT EXPECTED-TEXT COMMAND...: exit 2, one line containing EXPECTED-TEXT
   local what="$1" want="$2"; shift 2
