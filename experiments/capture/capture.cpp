@@ -8,9 +8,12 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"

@@ -4,6 +4,7 @@
 // (presentation/section.hpp). docs/architecture.md, "Adding an experiment".
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>

@@ -14,9 +14,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "engine/model/language_model.hpp"

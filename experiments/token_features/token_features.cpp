@@ -13,10 +13,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
+#include <string>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "engine/comm/communicator.hpp"
