@@ -75,6 +75,9 @@ class LanguageModel : public torch::nn::Module {
   // over ranks but the last, whose token_nll is then zeros (the stages' sums add up to the
   // model's).
   virtual bool scores() const { return true; }
+  // Whether this process computes `layer` (and runs its hook): false for the layers of the other
+  // stages of a model split over ranks, whose stream passes through here unchanged.
+  virtual bool holds(int64_t /*layer*/) const { return true; }
   // The model's parameters, counted once: the whole model's, also for a model split over ranks.
   virtual int64_t parameter_count() const;
 

@@ -72,6 +72,8 @@ at::Tensor StagedModel::input_embedding(const at::Tensor& ids) { return inner_->
 
 MlpHook& StagedModel::hook(int64_t layer) { return inner_->hook(layer); }
 
+bool StagedModel::holds(int64_t layer) const { return stage_of(layer) == stage_; }
+
 bool StagedModel::scores() const { return stage_ + 1 == static_cast<std::int64_t>(stages_.size()); }
 
 }  // namespace linsweep

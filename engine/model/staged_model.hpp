@@ -36,6 +36,8 @@ class StagedModel : public LanguageModel {
   at::Tensor input_embedding(const at::Tensor& ids) override;
   MlpHook& hook(int64_t layer) override;
   bool scores() const override;
+  // Whether `layer` is this stage's; throws ModelError when it is out of range.
+  bool holds(int64_t layer) const override;
   int64_t parameter_count() const override { return whole_parameters_; }
 
   std::int64_t stage() const noexcept { return stage_; }

@@ -8,9 +8,12 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
@@ -20,6 +23,7 @@
 #include "experiments/fit/fit_units.hpp"
 #include "experiments/framework/capture_data.hpp"
 #include "experiments/framework/experiment.hpp"
+#include "experiments/framework/stage_data.hpp"
 #include "experiments/framework/unit_data.hpp"
 #include "presentation/figures.hpp"
 #include "presentation/section.hpp"
@@ -53,6 +57,10 @@ std::string provide_capture(PlanBuilder& b, const ModelSpec& m, const std::strin
 }
 const ProviderRegistrar kCaptureProvider{"capture", provide_capture};
 
+// The shard part this rank writes: its replica's index in the worker group (one part per
+// replica, each written by the stages that hold the layers).
+std::int64_t capture_part(const ExperimentInput& in) { return in.group == nullptr ? 0 : in.group->rank() / in.stages; }
+
 // One capture unit across its splits: the layers, their surrogates on the model's device (not
 // uploaded per batch), and X at each layer as the base pass records it.
 class CaptureRun {
@@ -80,7 +88,8 @@ class CaptureRun {
     c10::InferenceMode guard;
     for (std::int64_t b = 0; b < mine.count; b += in_.batch)
       write_batch(mine, first, b, std::min(in_.batch, mine.count - b), writers);
-    for (auto& w : writers) w->close();
+    for (auto& w : writers)
+      if (w) w->close();
   }
 
  private:
@@ -100,9 +109,13 @@ class CaptureRun {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw StorageError(dir + ": cannot create directory: " + ec.message());
-    const std::int64_t part = in_.group == nullptr ? 0 : in_.group->rank();
+    const std::int64_t part = capture_part(in_);
     std::vector<std::unique_ptr<ActivationWriter>> writers;
     for (std::int64_t layer : layers_) {
+      if (!model_.holds(layer)) {  // the stage that holds it writes its rows
+        writers.push_back(nullptr);
+        continue;
+      }
       opt_.describes = {
           .model = in_.model_name, .corpus = in_.corpus_name, .split = split_name, .layer = layer, .unit = in_.unit_id};
       writers.push_back(std::make_unique<ActivationWriter>(
@@ -111,7 +124,9 @@ class CaptureRun {
     return writers;
   }
 
-  // Windows b..b+n of `mine` (the shard's first window is window `first` of the split).
+  // Windows b..b+n of `mine` (the shard's first window is window `first` of the split). X is
+  // captured on the stage that holds its layer, δ scored on the last: the stages sum δ, zeros
+  // but on the last, so that the holder writes both.
   void write_batch(const Windows& mine, std::int64_t first, std::int64_t b, std::int64_t n,
                    std::vector<std::unique_ptr<ActivationWriter>>& writers) {
     const std::size_t L = layers_.size();
@@ -126,30 +141,41 @@ class CaptureRun {
       h = model_.run_layer(l, h);
     }
     const auto rows = static_cast<std::size_t>(n * per_window);
-    std::vector<double> window_nll(static_cast<std::size_t>(n)), full(rows), lin(rows);
+    std::vector<double> window_nll(static_cast<std::size_t>(n)), full(rows), lin(rows), delta(L * rows);
     score_hidden(model_, model_.final_norm(h), ids, window_nll.data(), full.data());
-    // Row r = window i, position t (t = 0..T−2): the token at t, the next one (what δ scores),
-    // its window, t.
-    const at::Tensor ids_cpu = ids.slice(1, 0, per_window).to(at::kCPU, at::kInt).contiguous();
-    const at::Tensor next_cpu = ids.slice(1, 1, context_).to(at::kCPU, at::kInt).contiguous();
-    std::vector<std::int64_t> window(rows);
-    std::vector<std::int32_t> position(rows);
-    for (std::size_t r = 0; r < rows; ++r) {
-      window[r] = first + b + static_cast<std::int64_t>(r) / per_window;
-      position[r] = static_cast<std::int32_t>(static_cast<std::int64_t>(r) % per_window);
-    }
-    std::vector<at::Tensor> xs;
+    std::vector<at::Tensor> xs(L);
     for (std::size_t k = 0; k < L; ++k)
-      xs.push_back(captured_[k].slice(1, 0, per_window).to(at::kCPU, at::kFloat).contiguous());
+      if (writers[k]) xs[k] = captured_[k].slice(1, 0, per_window).to(at::kCPU, at::kFloat).contiguous();
     capture_x(false);
     for (std::size_t k = 0; k < L; ++k) {
       model_.hook(layers_[k]).use_affine(maps_[k]);
       score_hidden(model_, model_.hidden_from(layers_[k], entering[k]), ids, window_nll.data(), lin.data());
       model_.hook(layers_[k]).use_mlp();
-      std::vector<float> delta(rows);
-      for (std::size_t r = 0; r < rows; ++r) delta[r] = static_cast<float>(lin[r] - full[r]);
+      for (std::size_t r = 0; r < rows; ++r) delta[k * rows + r] = lin[r] - full[r];
+    }
+    stage_sum(in_, delta);
+    append_rows(ids, first + b, rows, xs, delta, writers);
+  }
+
+  // Row r = window first + r / (T−1), position t = r mod (T−1): the token at t, the next one
+  // (what δ scores), its window, t; X and δ of every layer this rank writes.
+  void append_rows(const at::Tensor& ids, std::int64_t first, std::size_t rows, const std::vector<at::Tensor>& xs,
+                   const std::vector<double>& delta, std::vector<std::unique_ptr<ActivationWriter>>& writers) {
+    const std::int64_t per_window = context_ - 1;
+    const at::Tensor ids_cpu = ids.slice(1, 0, per_window).to(at::kCPU, at::kInt).contiguous();
+    const at::Tensor next_cpu = ids.slice(1, 1, context_).to(at::kCPU, at::kInt).contiguous();
+    std::vector<std::int64_t> window(rows);
+    std::vector<std::int32_t> position(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      window[r] = first + static_cast<std::int64_t>(r) / per_window;
+      position[r] = static_cast<std::int32_t>(static_cast<std::int64_t>(r) % per_window);
+    }
+    std::vector<float> d(rows);
+    for (std::size_t k = 0; k < layers_.size(); ++k) {
+      if (!writers[k]) continue;
+      for (std::size_t r = 0; r < rows; ++r) d[r] = static_cast<float>(delta[k * rows + r]);
       writers[k]->append({.x = xs[k].data_ptr<float>(),
-                          .delta = delta.data(),
+                          .delta = d.data(),
                           .token_ids = ids_cpu.data_ptr<std::int32_t>(),
                           .next_token_ids = next_cpu.data_ptr<std::int32_t>(),
                           .window = window.data(),
@@ -182,7 +208,8 @@ UnitResult run_capture(const ExperimentInput& in) {
   sync_directory(in.store.dir());
   if (in.group != nullptr) in.group->barrier();
   UnitResult out = unit_result(in);
-  out.arrays["capture/parts"] = {{1}, {static_cast<double>(in.group == nullptr ? 1 : in.group->size())}};
+  const std::int64_t parts = in.group == nullptr ? 1 : in.group->size() / in.stages;
+  out.arrays["capture/parts"] = {{1}, {static_cast<double>(parts)}};
   out.arrays["capture/layers"] = {{static_cast<std::int64_t>(p.layers.size())},
                                   std::vector<double>(p.layers.begin(), p.layers.end())};
   return out;
@@ -197,7 +224,7 @@ MemoryNeed capture_memory(const MemoryQuery& q) {
   return n;
 }
 
-const UnitKindRegistrar kCapture{"capture", run_capture, /*needs_model=*/true, capture_memory};
+const UnitKindRegistrar kCapture{"capture", run_capture, /*needs_model=*/true, capture_memory, /*runs_split=*/true};
 
 // δ of every row of the given shard parts (a layer's gate split: one part per rank of the
 // capture's worker group, concatenated in rank order).

@@ -154,7 +154,8 @@ MemoryNeed clusters_memory(const MemoryQuery& q) {
   return MemoryNeed{.activations = 2 * captured_rows(q, "gate") * static_cast<double>(q.model.d_model) * 4};
 }
 
-const UnitKindRegistrar kClustersKind{"clusters", run_clusters, /*needs_model=*/false, clusters_memory};
+const UnitKindRegistrar kClustersKind{"clusters", run_clusters, /*needs_model=*/false, clusters_memory,
+                                      /*runs_split=*/true};
 
 void clusters_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows =

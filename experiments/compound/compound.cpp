@@ -191,7 +191,7 @@ UnitResult run_compound(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kCompoundKind{"compound", run_compound, /*needs_model=*/true};
+const UnitKindRegistrar kCompoundKind{"compound", run_compound, /*needs_model=*/true, {}, /*runs_split=*/true};
 
 void compound_tables(const TableSet& tables, std::vector<ReportTable>* out) {
   const auto rows =

@@ -202,7 +202,7 @@ UnitResult run_experts(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kExpertsKind{"experts", run_experts, /*needs_model=*/true};
+const UnitKindRegistrar kExpertsKind{"experts", run_experts, /*needs_model=*/true, {}, /*runs_split=*/true};
 
 }  // namespace
 }  // namespace linsweep

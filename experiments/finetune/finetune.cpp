@@ -268,7 +268,12 @@ UnitResult run_finetune(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kFinetuneKind{"finetune", run_finetune, /*needs_model=*/false, training_memory};
+const UnitKindRegistrar kFinetuneKind{"finetune",
+                                      run_finetune,
+                                      /*needs_model=*/false,
+                                      training_memory,
+                                      /*runs_split=*/false,
+                                      training_whole_model_reason};
 
 // For each key(row), the row with the largest step (the first of equal ones).
 template <typename Row, typename Key>

@@ -4,6 +4,7 @@
 // (presentation/section.hpp). docs/architecture.md, "Adding an experiment".
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -57,6 +58,9 @@ struct ExperimentInput {
   // rank holds stage `stage`; the group's windows are sharded over its replicas (group size /
   // stages), and every rank of a replica runs the same windows (model is a StagedModel).
   std::int64_t stage = 0, stages = 1;
+  // With stages, the communicator over this rank's replica, in stage order (stage_data.hpp
+  // moves what one stage computed to the others); null with one stage.
+  Communicator* replica = nullptr;
 };
 
 using UnitFn = std::function<UnitResult(const ExperimentInput&)>;
@@ -73,6 +77,10 @@ struct UnitKind {
   // a StagedModel, engine/model/staged_model.hpp) or on no model at all; a spec with stages
   // whose plan holds a unit of another kind is refused.
   bool runs_split = false;
+  // Why a unit with these parameters needs a whole model, one clause for the plan's refusal on
+  // a split model: of a kind that runs split, empty when this unit does not; of one that does
+  // not, the kind's reason. May be empty.
+  std::function<std::string(const nlohmann::json& params)> whole_model_reason{};
   // The need of one of its units: `memory`, or the default above, with at least the model's
   // weights (the executor holds the model it last loaded while later units of it run).
   MemoryNeed need(const MemoryQuery& q) const;
@@ -145,9 +153,10 @@ struct ExperimentRegistrar {
   explicit ExperimentRegistrar(ExperimentDef def) { ExperimentRegistry::instance().add(std::move(def)); }
 };
 struct UnitKindRegistrar {
-  UnitKindRegistrar(std::string kind, UnitFn run, bool needs_model, MemoryFn memory = {}, bool runs_split = false) {
-    ExperimentRegistry::instance().add(
-        UnitKind{std::move(kind), std::move(run), needs_model, std::move(memory), runs_split});
+  UnitKindRegistrar(std::string kind, UnitFn run, bool needs_model, MemoryFn memory = {}, bool runs_split = false,
+                    std::function<std::string(const nlohmann::json&)> whole_model_reason = {}) {
+    ExperimentRegistry::instance().add(UnitKind{std::move(kind), std::move(run), needs_model, std::move(memory),
+                                                runs_split, std::move(whole_model_reason)});
   }
 };
 

@@ -370,7 +370,7 @@ MemoryNeed gate_memory(const MemoryQuery& q) {
   return n;
 }
 
-const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true, gate_memory};
+const UnitKindRegistrar kGateKind{"gate", run_gate, /*needs_model=*/true, gate_memory, /*runs_split=*/true};
 
 }  // namespace
 }  // namespace linsweep

@@ -282,7 +282,7 @@ UnitResult run_nofly(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false};
+const UnitKindRegistrar kNoflyKind{"nofly", run_nofly, /*needs_model=*/false, {}, /*runs_split=*/true};
 
 bool correlation_flagged(double r, std::int64_t n) { return !std::isfinite(r) || n < kMinCorrelationN; }
 

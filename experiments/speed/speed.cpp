@@ -10,8 +10,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "engine/comm/communicator.hpp"
@@ -247,6 +251,8 @@ Timings time_forwards(const ExperimentInput& in, const SpeedUnitParams& p, const
     in.group->allreduce_sum(t.nll);
     in.group->allreduce_sum(t.routed);
     in.group->allreduce_sum(t.seconds);
+    // Every stage of a replica timed the same lockstep passes: one sum per replica.
+    for (double& s : t.seconds) s /= static_cast<double>(in.stages);
   }
   return t;
 }
@@ -333,7 +339,16 @@ UnitResult run_speed(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kSpeedKind{"speed", run_speed, /*needs_model=*/true};
+// Decoding generates, which a model split over ranks does not (staged_model.hpp): the forwards
+// run split, decoding only on a whole model.
+std::string speed_whole_model_reason(const nlohmann::json& params) {
+  if (!params.value("decode", true)) return "";
+  return "speed's decoding (table speed_decode) generates, which a model split over ranks does not; set "
+         "experiments.speed.decode: false";
+}
+
+const UnitKindRegistrar kSpeedKind{"speed", run_speed,           /*needs_model=*/true,
+                                   {},      /*runs_split=*/true, speed_whole_model_reason};
 
 // The compound row of (model, corpus, layer set), read by column name: Δ% and the FLOPs saved.
 struct CompoundCells {

@@ -14,15 +14,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "engine/model/language_model.hpp"
 #include "experiments/framework/capture_data.hpp"
 #include "experiments/framework/experiment.hpp"
 #include "experiments/framework/layer_params.hpp"
+#include "experiments/framework/stage_data.hpp"
 #include "experiments/framework/unit_data.hpp"
 #include "experiments/numerics/classification.hpp"
 #include "experiments/numerics/gate_model.hpp"
@@ -131,12 +135,13 @@ at::Tensor captured_window_ids(const CapturedRows& rows) {
 // as the model takes it, the stream entering block `layer` and the stream its MLP's norm reads,
 // from the model's own forward over the window. Positions 0..T−2 attend only to themselves and
 // earlier ones, so the windows' first T−1 tokens give the same streams there as the full
-// windows did.
+// windows did. Of a model split over ranks, the streams are the stage's that holds `layer`.
 struct ResidualComponents {
   at::Tensor e, r_block, r_mlp;
 };
-ResidualComponents residual_components(LanguageModel& model, const at::Tensor& windows, std::int64_t layer,
+ResidualComponents residual_components(const ExperimentInput& in, const at::Tensor& windows, std::int64_t layer,
                                        std::int64_t batch) {
+  LanguageModel& model = *in.model;
   const at::Tensor ids = windows.to(model.parameters().front().device());
   c10::InferenceMode guard;
   std::vector<at::Tensor> e, r_block, r_mlp;
@@ -145,8 +150,8 @@ ResidualComponents residual_components(LanguageModel& model, const at::Tensor& w
     at::Tensor h = model.embed(part);
     for (std::int64_t l = 0; l < layer; ++l) h = model.run_layer(l, h);
     e.push_back(model.input_embedding(part).to(at::kCPU, at::kDouble));
-    r_block.push_back(h.to(at::kCPU, at::kDouble));
-    r_mlp.push_back(model.mlp_stream(layer, h).to(at::kCPU, at::kDouble));
+    r_block.push_back(from_holder(in, layer, h));
+    r_mlp.push_back(from_holder(in, layer, model.mlp_stream(layer, h)));
   }
   const std::int64_t d = model.config().d_model;
   auto rows = [d](const std::vector<at::Tensor>& parts) { return at::cat(parts, 0).reshape({-1, d}); };
@@ -200,7 +205,7 @@ UnitResult run_token_context(const ExperimentInput& in) {
                            ExitCode::kBadInput);
   const at::Tensor x = rows.x.to(at::kDouble);
   const at::Tensor windows = captured_window_ids(rows);
-  const auto [e, r_block, r] = residual_components(*in.model, windows, layer, std::max<std::int64_t>(in.batch, 1));
+  const auto [e, r_block, r] = residual_components(in, windows, layer, std::max<std::int64_t>(in.batch, 1));
   const at::Tensor c = r - e, c_block = r_block - e;
   std::vector<TokenContextRow> out_rows;
   const at::Tensor r_norms = r.norm(2, 1), e_norms = e.norm(2, 1), c_norms = c.norm(2, 1);
@@ -276,7 +281,7 @@ MemoryNeed token_context_memory(const MemoryQuery& q) {
 }
 
 const UnitKindRegistrar kTokenContextKind{"token_context", run_token_context, /*needs_model=*/true,
-                                          token_context_memory};
+                                          token_context_memory, /*runs_split=*/true};
 
 bool has_interval(const TokenContextRow& r) { return std::isfinite(r.auc_ci_low) && std::isfinite(r.auc_ci_high); }
 

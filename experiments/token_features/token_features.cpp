@@ -13,10 +13,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
+#include <string>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "engine/comm/communicator.hpp"
@@ -159,7 +163,8 @@ std::vector<std::string> stream_pos(const ExperimentInput& in, const Tokenizer& 
 
 // The next-token entropy and the surprisal of the actual next token (nats, log-softmax in
 // float64) at positions 0..T−2 of every window of `w`, window-major; windows sharded over the
-// group and summed.
+// group and summed. Of a model split over ranks, the last stage alone has logits; the others
+// add zeros.
 void predictive(const ExperimentInput& in, const Windows& w, std::vector<double>* entropy,
                 std::vector<double>* surprisal) {
   LanguageModel& model = *in.model;
@@ -168,7 +173,7 @@ void predictive(const ExperimentInput& in, const Windows& w, std::vector<double>
   surprisal->assign(entropy->size(), 0.0);
   for_my_windows(in, w, [&](const at::Tensor& ids, std::size_t at_window) {
     const at::Tensor hidden = model.hidden_states(ids);
-    for (std::int64_t i = 0; i < ids.size(0); ++i) {  // one window at a time: [T−1, V] float64 logits
+    for (std::int64_t i = 0; model.scores() && i < ids.size(0); ++i) {  // one window at a time: [T−1, V] float64 logits
       const at::Tensor logp = at::log_softmax(model.head(hidden[i].slice(0, 0, per)).to(at::kCPU, at::kDouble), -1);
       const at::Tensor ent = -(logp.exp() * logp).sum(-1).contiguous();
       const at::Tensor next = ids[i].slice(0, 1, w.context).to(at::kCPU).unsqueeze(-1);
@@ -425,7 +430,11 @@ UnitResult run_token_features(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kTokenFeaturesKind{"token_features", run_token_features, /*needs_model=*/true};
+const UnitKindRegistrar kTokenFeaturesKind{"token_features",
+                                           run_token_features,
+                                           /*needs_model=*/true,
+                                           {},
+                                           /*runs_split=*/true};
 
 }  // namespace
 }  // namespace linsweep

@@ -51,6 +51,11 @@ MemoryNeed training_memory(const MemoryQuery& q) {
                     .optimizer = 16.0 * static_cast<double>(m.parameters)};
 }
 
+std::string training_whole_model_reason(const nlohmann::json&) {
+  return "training loads its own whole float32 copy of the model and backpropagates through every layer on one "
+         "rank, with no backward pass across stages";
+}
+
 bool training_applies(const TrainingCommonParams& p, const ModelSpec& m) {
   return p.model.empty() || p.model == m.name;
 }

@@ -69,10 +69,12 @@ std::vector<MemoryRow> rows_for(const SweepSpec& spec, const Plan& plan, const s
                                 std::int64_t stages) {
   std::map<std::pair<std::string, std::string>, MemoryRow> rows;
   for (const Unit& u : plan.units) {
-    const MemoryNeed need =
-        ExperimentRegistry::instance().kind(u.kind).need(query_of(spec, u, shapes.at(u.model), stages));
+    const UnitKind& kind = ExperimentRegistry::instance().kind(u.kind);
+    const MemoryNeed need = kind.need(query_of(spec, u, shapes.at(u.model), stages));
     MemoryRow& r = rows[{u.model, u.kind}];
     r.model = u.model, r.kind = u.kind;
+    if (stages > 1 && kind.whole_model_reason && r.whole_model.empty())
+      r.whole_model = kind.whole_model_reason(u.params);
     if (++r.units == 1 || need.total() > r.need.total()) r.need = need;
   }
   std::vector<MemoryRow> out;
@@ -136,6 +138,29 @@ std::vector<std::string> split_kinds() {
     if (ExperimentRegistry::instance().kind(name).runs_split && name != "noop") kinds.push_back(name);
   return kinds;
 }
+
+// The kinds and units of the plan that need a whole model, refused with their reasons.
+void check_split_kinds(const std::string& spec_path, const MemoryPlan& memory) {
+  std::vector<std::string> whole, reasons;
+  for (const auto& r : memory.rows) {
+    if (ExperimentRegistry::instance().kind(r.kind).runs_split) continue;
+    if (std::find(whole.begin(), whole.end(), r.kind) == whole.end()) whole.push_back(r.kind);
+    if (!r.whole_model.empty() && std::find(reasons.begin(), reasons.end(), r.whole_model) == reasons.end())
+      reasons.push_back(r.whole_model);
+  }
+  if (!whole.empty())
+    throw SpecError(fmt::format(
+        "{}: runtime.stages: {} stages split each model by layers, and units of kind {} run only on a whole "
+        "model{}{} (a split model runs {}; docs/spec.md, \"Memory\")",
+        spec_path, memory.stages, fmt::join(whole, ", "), reasons.empty() ? "" : ": ", fmt::join(reasons, "; "),
+        fmt::join(split_kinds(), ", ")));
+  for (const auto& r : memory.rows)
+    if (!r.whole_model.empty())
+      throw SpecError(
+          fmt::format("{}: runtime.stages: {} stages split each model by layers, and {} units of {} "
+                      "need a whole model: {} (docs/spec.md, \"Memory\")",
+                      spec_path, memory.stages, r.kind, r.model, r.whole_model));
+}
 }  // namespace
 
 void check_memory(const std::string& spec_path, const SweepSpec& spec, const MemoryPlan& memory) {
@@ -153,18 +178,7 @@ void check_memory(const std::string& spec_path, const SweepSpec& spec, const Mem
         byte_size_text(memory.process), automatic ? "even with " : "", memory.stages, memory.stages == 1 ? "" : "s",
         byte_size_text(memory.limit), memory.limit_source));
   }
-  if (memory.stages > 1) {
-    std::vector<std::string> whole;
-    for (const auto& r : memory.rows)
-      if (!ExperimentRegistry::instance().kind(r.kind).runs_split &&
-          std::find(whole.begin(), whole.end(), r.kind) == whole.end())
-        whole.push_back(r.kind);
-    if (!whole.empty())
-      throw SpecError(fmt::format(
-          "{}: runtime.stages: {} stages split each model by layers, and units of kind {} run only on a whole "
-          "model (a split model runs {}; docs/spec.md, \"Memory\")",
-          spec_path, memory.stages, fmt::join(whole, ", "), fmt::join(split_kinds(), ", ")));
-  }
+  if (memory.stages > 1) check_split_kinds(spec_path, memory);
   for (const auto& m : spec.models)
     if (memory.stages > m.layers)
       throw SpecError(

@@ -20,6 +20,9 @@ struct MemoryRow {
   std::string model, kind;
   std::int64_t units = 0;
   MemoryNeed need;  // the largest unit's, by total
+  // With stages, why one of its units needs a whole model although the kind runs split
+  // (UnitKind::whole_model_reason); empty otherwise.
+  std::string whole_model;
 };
 
 struct MemoryPlan {
@@ -48,8 +51,8 @@ double unit_memory_estimate(const SweepSpec& spec, const Unit& unit, const Memor
 
 // Throws SpecError (exit 2) "<spec>: runtime.memory_per_rank: ..." naming the largest need, its
 // parts, the limit and where it came from, when the plan's peak exceeds the limit; and
-// "<spec>: runtime.stages: ..." when a split model would run a kind that needs a whole one, has
-// fewer layers than stages, or the stages do not divide runtime.ranks_per_group.
+// "<spec>: runtime.stages: ..." when a split model would run a kind or a unit that needs a whole
+// one, has fewer layers than stages, or the stages do not divide runtime.ranks_per_group.
 void check_memory(const std::string& spec_path, const SweepSpec& spec, const MemoryPlan& memory);
 
 }  // namespace linsweep

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Models split by layers over ranks (runtime.stages; docs/spec.md, "Memory"), on real MPI ranks:
+# Models split by layers over ranks (runtime.stages; docs/spec.md, "Memory"), on real MPI ranks,
+# over every measurement kind (examples/fixture_measure.yaml with speed's forwards, and the MoE
+# fixture with experts):
 # - one replica of two stages (mpirun -n 3, ranks_per_group 2, stages 2) gives the tables of one
-#   process bit for bit: each layer runs once, on the rank that holds it, on the same windows;
+#   process bit for bit: each layer runs once, on the rank that holds it, on the same windows,
+#   and what one stage computed reaches the others as a sum with zeros, which is exact;
 # - two replicas of two stages (mpirun -n 5, ranks_per_group 4) give the tables of two one-stage
 #   ranks sharing the windows (mpirun -n 3, ranks_per_group 2) bit for bit;
+# - the same over three stages of the MoE fixture, whose middle stage neither embeds the stream
+#   that runs nor scores;
+# - the captured activation shards (X and δ of every layer, one part per replica) hold the same
+#   rows, and speed's columns other than its timings are equal;
 # - a rank of two stages holds half the layers (the stats units' measured peak, a 270 MB model);
-# - refusals, exit 2 with one line: a kind that needs a whole model, stages that do not divide
+# - refusals, exit 2 with one line: a training kind, speed's decoding, stages that do not divide
 #   the group, a local run, more stages than a model has layers.
 # Usage: stages_test.sh LINSWEEP_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -15,17 +22,119 @@ export LINSWEEP_THREADS=1   # same threads in every rank count: bitwise-equal fo
 rm -rf "$work"; mkdir -p "$work"
 spec="$work/fixture.yaml"
 sed "s|\.\./tests/|$src/tests/|g" "$src/examples/fixture.yaml" > "$spec"
+measure="$work/measure.yaml"
+sed "s|\.\./tests/|$src/tests/|g" "$src/examples/fixture_measure.yaml" > "$measure"
 compare="/usr/bin/python3 $src/tests/orchestrator/compare_stores.py"
+# Speed's forwards (its decoding generates, which a split model refuses); two repeats suffice to
+# compare what is not a timing.
+speed="+experiments.speed={decode: false, repeats: 2}"
+# Fewer epochs, draws and resamples than the example's: the same code paths in less time (every
+# rank of a group trains the same gates; five ranks share two cores in CI).
+light=(experiments.gate.mlp_epochs=40 experiments.gate.bootstrap=200 experiments.gate.random_draws=2
+       experiments.gate.curve_steps=2 experiments.clusters.n_init=2 +experiments.token_context.bootstrap=200 "$speed")
 
-"$bin" run "$spec" --store "$work/n1" --quiet
-mpirun -n 3 "$bin" run "$spec" --store "$work/s2" --quiet runtime.ranks_per_group=2 +runtime.stages=2
+# The capture units' activation shards of two stores: per unit, split and layer, the parts
+# concatenated in order, every dataset and attribute equal (the parts may split the rows
+# differently: one part per replica).
+same_shards() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import glob, sys
+import h5py, numpy as np
+a, b = sys.argv[1:3]
+def shards(store):
+    out = {}
+    for path in glob.glob(f"{store}/activations/*/*/layer*.part*.h5"):
+        unit, split, name = path.split("/")[-3:]
+        layer, part = name.split(".")[:2]
+        out.setdefault((unit, split, layer), []).append((int(part[len("part"):]), path))
+    return {k: [p for _, p in sorted(v)] for k, v in out.items()}
+def read(paths):
+    data, attrs = {}, []
+    for p in paths:
+        with h5py.File(p, "r") as f:
+            attrs.append({k: v for k, v in f.attrs.items() if k != "rows"})
+            for name in f:
+                data.setdefault(name, []).append(f[name][()])
+    assert all(x == attrs[0] for x in attrs), attrs
+    return {k: np.concatenate(v) for k, v in data.items()}, attrs[0]
+sa, sb = shards(a), shards(b)
+assert sa.keys() == sb.keys() and sa, (sorted(sa), sorted(sb))
+for key in sa:
+    (da, aa), (db, ab) = read(sa[key]), read(sb[key])
+    assert aa == ab, (key, aa, ab)
+    assert da.keys() == db.keys(), key
+    for name in da:
+        assert da[name].dtype == db[name].dtype and da[name].tobytes() == db[name].tobytes(), (key, name)
+print(f"{a} == {b}: {len(sa)} captured (unit, split, layer) shards, bit for bit")
+PY
+}
+
+# Speed's rows of two stores: every column but the timings and the machine equal.
+same_speed() {
+  /usr/bin/python3 - "$bin" "$1" "$2" <<'PY'
+import json, subprocess, sys
+bin, a, b = sys.argv[1:4]
+def rows(store):
+    out = json.loads(subprocess.run([bin, "query", store, "speed", "--format", "json"], check=True,
+                                    capture_output=True, text=True).stdout)
+    return {(r["model"], r["corpus"], r["layer_set"], r["forward"]): r for r in out}
+timed = {"seconds", "seconds_min", "seconds_max", "tokens_per_s", "saving_pct", "saving_low", "saving_high",
+         "machine", "kernels"}
+ra, rb = rows(a), rows(b)
+assert ra.keys() == rb.keys() and ra, (sorted(ra), sorted(rb))
+for k in ra:
+    for c in ra[k].keys() - timed:
+        assert ra[k][c] == rb[k][c], (k, c, ra[k][c], rb[k][c])
+print(f"{a} == {b}: {len(ra)} speed rows, every column but the timings")
+PY
+}
+
+"$bin" run "$measure" --store "$work/n1" --quiet "${light[@]}"
+mpirun -n 3 "$bin" run "$measure" --store "$work/s2" --quiet runtime.ranks_per_group=2 +runtime.stages=2 "${light[@]}"
 $compare "$work/n1" "$work/s2" --exact
-echo "one replica of two stages: the tables of one process"
+same_shards "$work/n1" "$work/s2"
+same_speed "$work/n1" "$work/s2"
+echo "one replica of two stages: the tables and captures of one process"
 
-mpirun -n 3 "$bin" run "$spec" --store "$work/g2" --quiet runtime.ranks_per_group=2
-mpirun -n 5 "$bin" run "$spec" --store "$work/g4s2" --quiet runtime.ranks_per_group=4 +runtime.stages=2
+mpirun -n 3 "$bin" run "$measure" --store "$work/g2" --quiet runtime.ranks_per_group=2 "${light[@]}"
+mpirun -n 5 "$bin" run "$measure" --store "$work/g4s2" --quiet runtime.ranks_per_group=4 +runtime.stages=2 "${light[@]}"
 $compare "$work/g2" "$work/g4s2" --exact
-echo "two replicas of two stages: the tables of two ranks sharing the windows"
+same_shards "$work/g2" "$work/g4s2"
+same_speed "$work/g2" "$work/g4s2"
+echo "two replicas of two stages: the tables and captures of two ranks sharing the windows"
+
+# The MoE fixture (three layers, the first dense, over tokens of its vocabulary): experts, and
+# two and three stages, where the middle stage neither embeds what runs nor scores.
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).integers(0, 512, 4096).astype(np.int32))" \
+  "$work/moe_tokens.npy"
+cat > "$work/moe.yaml" <<YAML
+context: 32
+models: [{name: moe, path: $src/tests/data/models/hf_zoo/qwen2-moe-f32}]
+corpora: [{name: tokens, path: $work/moe_tokens.npy, format: npy}]
+splits:
+  fit: {start: 0, tokens: 1024}
+  gate: {start: 1024, tokens: 1024}
+  select: {start: 2048, tokens: 512}
+  eval: {start: 2560, tokens: 1024}
+layers: all
+experiments:
+  fit: {}
+  all_linear: {bootstrap: 100}
+  experts: {bootstrap: 100}
+  gate: {bootstrap: 100, mlp_epochs: 20, curve_steps: 2, random_draws: 2}
+  token_context: {bootstrap: 100}
+  clusters: {pca: 8, k: 4, n_init: 2}
+  compound: {bootstrap: 100}
+runtime: {batch: 8}
+YAML
+"$bin" run "$work/moe.yaml" --store "$work/moe1" --quiet
+mpirun -n 3 "$bin" run "$work/moe.yaml" --store "$work/moe2" --quiet +runtime.ranks_per_group=2 +runtime.stages=2
+mpirun -n 4 "$bin" run "$work/moe.yaml" --store "$work/moe3" --quiet +runtime.ranks_per_group=3 +runtime.stages=3
+for stages in 2 3; do
+  $compare "$work/moe1" "$work/moe$stages" --exact
+  same_shards "$work/moe1" "$work/moe$stages"
+done
+echo "a mixture of experts over two and three stages: the tables and captures of one process"
 
 refused() {  # WHAT EXPECTED-TEXT COMMAND...: exit 2, one line containing EXPECTED-TEXT
   local what="$1" want="$2"; shift 2
@@ -38,8 +147,11 @@ refused() {  # WHAT EXPECTED-TEXT COMMAND...: exit 2, one line containing EXPECT
   fi
   echo "refused ($what): $err"
 }
-refused "a kind that needs a whole model" "gate run only on a whole model" \
-  "$bin" plan "$spec" runtime.ranks_per_group=2 +runtime.stages=2 "+experiments.gate={}"
+refused "a training kind" "finetune run only on a whole model: training loads its own whole" \
+  "$bin" plan "$spec" runtime.ranks_per_group=2 +runtime.stages=2 "+splits.train={start: 3584, tokens: 512}" \
+  "+experiments.finetune={}"
+refused "speed's decoding" "speed units of tiny-gpt2 need a whole model: speed's decoding" \
+  "$bin" plan "$measure" runtime.ranks_per_group=2 +runtime.stages=2 "+experiments.speed={}"
 refused "stages that do not divide the group" "2 stages do not divide runtime.ranks_per_group 3" \
   "$bin" plan "$spec" runtime.ranks_per_group=3 +runtime.stages=2
 refused "more stages than layers" "runtime.stages: 3 stages" \
