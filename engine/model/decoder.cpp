@@ -177,8 +177,10 @@ class DecoderLayer : public torch::nn::Module {
 class DecoderBody : public torch::nn::Module {
  public:
   explicit DecoderBody(const ModelConfig& c) {
-    embed_tokens_ = register_module("embed_tokens", held_embedding(c.vocab_size, c.d_model, c));
-    torch::nn::init::normal_(embed_tokens_->weight, 0.0, 0.02);
+    if (c.builds_token_matrix()) {
+      embed_tokens_ = register_module("embed_tokens", held_embedding(c.vocab_size, c.d_model, c));
+      torch::nn::init::normal_(embed_tokens_->weight, 0.0, 0.02);
+    }
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
       if (!c.builds_layer(i)) {
@@ -201,7 +203,7 @@ class DecoderModel : public LanguageModel {
  public:
   explicit DecoderModel(const ModelConfig& c) : LanguageModel(c) {
     body_ = register_module("model", std::make_shared<DecoderBody>(c));
-    if (!c.tied_head)
+    if (!c.tied_head && c.builds_output())
       lm_head_ = register_module("lm_head", make_dense(c.d_model, c.vocab_size, false, built_scalar_type(c)));
   }
 

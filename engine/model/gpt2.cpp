@@ -91,10 +91,14 @@ class Gpt2Block : public torch::nn::Module {
 class Gpt2Model : public LanguageModel {
  public:
   explicit Gpt2Model(const ModelConfig& c) : LanguageModel(c) {
-    wte_ = register_module("wte", held_embedding(c.vocab_size, c.d_model, c));
-    wpe_ = register_module("wpe", held_embedding(c.max_positions, c.d_model, c));
-    torch::nn::init::normal_(wte_->weight, 0.0, 0.02);
-    torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
+    if (c.builds_token_matrix()) {
+      wte_ = register_module("wte", held_embedding(c.vocab_size, c.d_model, c));
+      torch::nn::init::normal_(wte_->weight, 0.0, 0.02);
+    }
+    if (c.builds_input()) {
+      wpe_ = register_module("wpe", held_embedding(c.max_positions, c.d_model, c));
+      torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
+    }
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
       if (!c.builds_layer(i)) {
@@ -109,7 +113,7 @@ class Gpt2Model : public LanguageModel {
     ln_f_ =
         register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.d_model}).eps(c.layer_norm_eps)));
     // GPT2LMHeadModel with tie_word_embeddings false keeps its own output matrix, "lm_head.weight".
-    if (!c.tied_head) {
+    if (!c.tied_head && c.builds_output()) {
       lm_head_ = register_module("lm_head", std::make_shared<torch::nn::Module>());
       lm_head_weight_ = lm_head_->register_parameter(
           "weight", torch::empty({c.vocab_size, c.d_model}, at::TensorOptions().dtype(built_scalar_type(c))));
@@ -140,7 +144,7 @@ class Gpt2Model : public LanguageModel {
   torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
   std::vector<std::shared_ptr<Gpt2Block>> blocks_;
   torch::nn::LayerNorm ln_f_{nullptr};
-  std::shared_ptr<torch::nn::Module> lm_head_;  // only when untied
+  std::shared_ptr<torch::nn::Module> lm_head_;  // only when untied, on the stage that scores
   at::Tensor lm_head_weight_;
   LinearKernel head_kernel_;
 };

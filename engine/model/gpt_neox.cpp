@@ -90,8 +90,10 @@ class NeoxLayer : public torch::nn::Module {
 class NeoxBody : public torch::nn::Module {
  public:
   explicit NeoxBody(const ModelConfig& c) {
-    embed_in_ = register_module("embed_in", held_embedding(c.vocab_size, c.d_model, c));
-    torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
+    if (c.builds_token_matrix()) {
+      embed_in_ = register_module("embed_in", held_embedding(c.vocab_size, c.d_model, c));
+      torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
+    }
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
       if (!c.builds_layer(i)) {
@@ -115,7 +117,7 @@ class NeoxModel : public LanguageModel {
  public:
   explicit NeoxModel(const ModelConfig& c) : LanguageModel(c) {
     body_ = register_module("gpt_neox", std::make_shared<NeoxBody>(c));
-    if (!c.tied_head)
+    if (!c.tied_head && c.builds_output())
       embed_out_ = register_module("embed_out", make_dense(c.d_model, c.vocab_size, false, built_scalar_type(c)));
   }
 

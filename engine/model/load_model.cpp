@@ -126,7 +126,9 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
     const std::int64_t layer = layer_of(name, arch);
     bool ignorable = false;
     for (const auto& suffix : arch.ignored_suffixes) ignorable = ignorable || ends_with(name, suffix);
-    if (layer >= 0 && !built.builds_layer(layer)) {
+    // A tensor of no layer that this stage left out is another stage's embedding or head.
+    const bool elsewhere = layer >= 0 ? !built.builds_layer(layer) : !built.builds_input() || !built.builds_output();
+    if (elsewhere) {
       if (!ignorable) other_stages += ckpt.find(name)->numel();
       continue;
     }

@@ -15,7 +15,8 @@ struct ModelOptions {
   std::string device = "auto";    // auto | cpu | cuda | cuda:N (see resolve_device)
   std::string dtype = "float32";  // compute dtype: float32 | bfloat16 | float16
   // Stage `stage` of a model split by layers over `stages` ranks (model_stages.hpp): only that
-  // stage's layers are built and read (with the embedding and the head).
+  // stage's layers are built and read, with the input embedding on the first stage and the
+  // head on the last (ModelConfig::builds_input, builds_output).
   std::int64_t stage = 0, stages = 1;
 };
 

@@ -123,6 +123,12 @@ struct ModelConfig {
   bool builds_layer(std::int64_t layer) const noexcept {
     return built_end == 0 || (layer >= built_first && layer < built_end);
   }
+  // Whether this process embeds (it builds the first layer) and scores (it builds the last):
+  // a stage holds the input embedding only where it embeds, and the output head only where it
+  // scores (a head tied to the embedding brings the embedding's matrix with it).
+  bool builds_input() const noexcept { return built_end == 0 || built_first == 0; }
+  bool builds_output() const noexcept { return built_end == 0 || built_end == n_layers; }
+  bool builds_token_matrix() const noexcept { return builds_input() || (tied_head && builds_output()); }
   bool operator==(const ModelConfig&) const = default;
 };
 

@@ -33,7 +33,7 @@ std::vector<StageLayers> split_stages(const ModelConfig& c, std::int64_t stages)
     throw InputError("stages: " + std::to_string(stages) + " stages for a model of " + std::to_string(c.n_layers) +
                      " layers (at least 1, at most one a layer)");
   const std::vector<double> layers = layer_parameters(c);
-  double total = 0;  // every stage holds the embedding and the head: only the layers are shared out
+  double total = 0;  // the embedding and the head weigh the same at both ends: only layers are shared out
   for (double p : layers) total += p;
   // Greedy: a stage takes layers while it is below its share of what is left, and leaves at
   // least one layer to every stage after it.

@@ -1,7 +1,7 @@
 // A model split by layers over consecutive ranks (runtime.stages): which layers each stage
-// holds. The stages hold about the same layer parameters; every stage also keeps the embedding
-// and the head (each stage embeds, the last scores, and they may be tied), so those weigh the
-// same on every stage. Torch-free; pure functions.
+// holds. The stages hold about the same layer parameters; the first stage also holds the
+// embedding and the last the head, one vocabulary matrix each (the same matrix where the head is
+// tied), so the layers alone are shared out. Torch-free; pure functions.
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,10 @@ std::int64_t StagedModel::stage_of(int64_t layer) const {
 
 at::Tensor StagedModel::embed_at(const at::Tensor& ids, int64_t start) {
   if (start != 0) throw ModelError("a model split over ranks does not generate (runtime.stages)");
-  return inner_->embed(ids);
+  if (stage_ == 0) return inner_->embed(ids);
+  // The stream's shape and dtype, for the stages it passes through before the one it reaches.
+  const at::Tensor any = inner_->parameters().front();
+  return at::empty({ids.size(0), ids.size(1), config_.d_model}, any.options());
 }
 
 void StagedModel::send_on(const at::Tensor& h) {
@@ -68,7 +71,12 @@ at::Tensor StagedModel::head(const at::Tensor& h) {
   return inner_->head(h);
 }
 
-at::Tensor StagedModel::input_embedding(const at::Tensor& ids) { return inner_->input_embedding(ids); }
+at::Tensor StagedModel::input_embedding(const at::Tensor& ids) {
+  if (stage_ != 0)
+    throw ModelError("the input embedding on stage " + std::to_string(stage_) + " of " +
+                     std::to_string(stages_.size()) + ": only the first stage of a split model holds it");
+  return inner_->input_embedding(ids);
+}
 
 MlpHook& StagedModel::hook(int64_t layer) { return inner_->hook(layer); }
 

@@ -1,7 +1,8 @@
 // A model split by layers over the consecutive ranks of a replica (runtime.stages; docs/spec.md,
 // "Memory"), run by every rank of the replica in lockstep: each rank executes the same
 // experiment code, and the model makes that code compute each layer once. A rank holds its
-// stage's layers, and the embedding and the head. run_layer computes a layer on the rank that
+// stage's layers; the first stage also the input embedding, the last the head (and the
+// embedding's matrix where the head is tied to it). run_layer computes a layer on the rank that
 // holds it and, after the last layer of a stage, sends the stream to the next stage (MPI point
 // to point on CPUs, NCCL on GPUs), which returns it as that layer's output; the others pass
 // their stream through unchanged. A run_layer of a stage's last layer therefore always moves the
@@ -33,6 +34,7 @@ class StagedModel : public LanguageModel {
   at::Tensor final_norm(const at::Tensor& h) override;
   // The last stage only: throws ModelError on the others, which hold no scored stream.
   at::Tensor head(const at::Tensor& h) override;
+  // Stage 0 only: throws ModelError on the others, which hold no embedding.
   at::Tensor input_embedding(const at::Tensor& ids) override;
   MlpHook& hook(int64_t layer) override;
   bool scores() const override;
@@ -44,8 +46,9 @@ class StagedModel : public LanguageModel {
   std::int64_t stages() const noexcept { return static_cast<std::int64_t>(stages_.size()); }
 
  protected:
-  // Every stage embeds (it holds the embedding): stage 0's stream is the one that runs. A split
-  // model does not generate: a start past 0 or a KV cache throws ModelError.
+  // Stage 0 embeds; the others return an uninitialised stream of its shape and dtype, which
+  // their first run_layer replaces with the one they receive. A split model does not generate:
+  // a start past 0 or a KV cache throws ModelError.
   at::Tensor embed_at(const at::Tensor& ids, int64_t start) override;
   at::Tensor layer_step(int64_t layer, const at::Tensor& h, KvCache* cache) override;
 

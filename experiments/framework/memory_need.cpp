@@ -9,7 +9,9 @@ double stage_weight_bytes(const MemoryQuery& q) {
   const double stages = static_cast<double>(std::max<std::int64_t>(1, q.stages));
   const double outer = static_cast<double>(std::min(q.model.outer_parameters, q.model.parameters));
   const double layers = static_cast<double>(q.model.parameters) - outer;
-  return (layers / stages + outer) * q.model.weight_bytes;
+  const double matrix = static_cast<double>(q.model.vocab * q.model.d_model);
+  const double ends = stages > 1 ? std::min(outer, matrix) : outer;
+  return (layers / stages + ends) * q.model.weight_bytes;
 }
 
 double forward_bytes(const MemoryQuery& q, std::int64_t context) {

@@ -15,7 +15,8 @@ namespace linsweep {
 // The sizes of a model that its memory depends on.
 struct ModelSize {
   std::int64_t parameters = 0;
-  // Of those, the ones every stage of a split model holds: the embedding and the head.
+  // Of those, the embedding's and the head's (one matrix where they are tied): a split model
+  // holds the embedding on its first stage and the head on its last.
   std::int64_t outer_parameters = 0;
   std::int64_t d_model = 0, d_ff = 0, layers = 0, vocab = 0, heads = 0;
   double weight_bytes = 4;  // bytes a rank holds per weight: its compute dtype's size
@@ -44,8 +45,9 @@ struct MemoryNeed {
 
 using MemoryFn = std::function<MemoryNeed(const MemoryQuery&)>;
 
-// The weights a rank of the unit's model holds: its stage's share of the layers' parameters,
-// and the embedding and the head (outer_parameters), times weight_bytes.
+// The weights a rank of the unit's model holds, times weight_bytes: the whole model, or on a
+// split model its stage's share of the layers' parameters and one vocabulary matrix (the
+// first stage's embedding, the last's head; both ends hold the one matrix of a tied head).
 double stage_weight_bytes(const MemoryQuery& q);
 // The peak of one forward pass over a batch: the residual stream and one layer's attention and
 // MLP intermediates in float32, and the head's logits with their log-softmax.
