@@ -149,7 +149,8 @@ ResidualComponents residual_components(const ExperimentInput& in, const at::Tens
     const at::Tensor part = ids.slice(0, b, std::min(b + batch, ids.size(0)));
     at::Tensor h = model.embed(part);
     for (std::int64_t l = 0; l < layer; ++l) h = model.run_layer(l, h);
-    e.push_back(model.input_embedding(part).to(at::kCPU, at::kDouble));
+    // The embedding is the first stage's (the one that holds layer 0) on a split model.
+    e.push_back(from_holder(in, 0, model.holds(0) ? model.input_embedding(part) : at::zeros_like(h)));
     r_block.push_back(from_holder(in, layer, h));
     r_mlp.push_back(from_holder(in, layer, model.mlp_stream(layer, h)));
   }
