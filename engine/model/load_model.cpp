@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -129,7 +130,11 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
     // A tensor of no layer that this stage left out is another stage's embedding or head.
     const bool elsewhere = layer >= 0 ? !built.builds_layer(layer) : !built.builds_input() || !built.builds_output();
     if (elsewhere) {
-      if (!ignorable) other_stages += ckpt.find(name)->numel();
+      // A stored head is ignorable as a tied model's copy of the embedding; an untied one is a
+      // parameter of the whole model.
+      const bool own_head =
+          !config.tied_head && std::find(arch.roles.head.begin(), arch.roles.head.end(), name) != arch.roles.head.end();
+      if (!ignorable || own_head) other_stages += ckpt.find(name)->numel();
       continue;
     }
     if (!ignorable)

@@ -108,7 +108,7 @@ const TableDef<SpeedRow>& speed_table() {
           .column("pct_linear", &SpeedRow::pct_linear, "% of positions routed linear, over the routed layers")
           .column("ppl", &SpeedRow::ppl, "perplexity of this forward pass on the eval split")
           .column("delta_pct", &SpeedRow::delta_pct, "100·(ppl/ppl of the plain forward − 1)")
-          .column("seconds", &SpeedRow::seconds, "median time of one pass over the split (summed over the group)")
+          .column("seconds", &SpeedRow::seconds, "median time of one pass over the split (summed over the replicas)")
           .column("seconds_min", &SpeedRow::seconds_min, "the fastest timed pass")
           .column("seconds_max", &SpeedRow::seconds_max, "the slowest timed pass")
           .column("tokens_per_s", &SpeedRow::tokens_per_s, "positions forwarded (windows × context) per second")

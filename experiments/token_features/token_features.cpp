@@ -79,7 +79,10 @@ void expand_token_features(const TokenFeaturesParams& p, PlanBuilder& b) {
             .corpus = corpus,
             .params =
                 TokenFeaturesUnitParams{
-                    {.split = b.split("gate").get<Split>(), .context = b.sweep().context}, layers, p.key, p.bootstrap},
+                    {.split = b.split("gate").get<Split>(), .context = b.sweep().context, .lambda = 0, .format = {}},
+                    layers,
+                    p.key,
+                    p.bootstrap},
             .deps = {capture}});
       });
 }

@@ -1,6 +1,7 @@
 // Model loading and forward passes against the independent reference's golden values.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/errors.hpp"
@@ -56,6 +57,22 @@ TEST_CASE("golden: PPL, NLL sum and first-window NLL match the reference for eve
     const auto first = g["first_window_nll"].get<std::vector<double>>();
     REQUIRE(first.size() == static_cast<std::size_t>(g["context"].get<int>() - 1));
     for (std::size_t t = 0; t < first.size(); ++t) CHECK(std::abs(r.token_nll[t] - first[t]) < 1e-4);
+  }
+}
+
+TEST_CASE("good_: every stage of a split model reports the whole model's parameters") {
+  // GPT-2 ties its head to the embedding; Qwen2-MoE and Mixtral store their own head.
+  for (const char* name : {"tiny-gpt2", "hf_zoo/qwen2-moe-f32", "hf_zoo/mixtral-bf16"}) {
+    INFO(name);
+    const LoadedModel one = load_model(test::model_dir(name), {"cpu", "float32"});
+    const std::int64_t whole = one.parameter_count;
+    for (std::int64_t stages = 2; stages <= std::min<std::int64_t>(3, one.config().n_layers); ++stages) {
+      for (std::int64_t stage = 0; stage < stages; ++stage) {
+        INFO("stage " << stage << " of " << stages);
+        CHECK(load_model(test::model_dir(name), {.device = "cpu", .dtype = "float32", .stage = stage, .stages = stages})
+                  .parameter_count == whole);
+      }
+    }
   }
 }
 

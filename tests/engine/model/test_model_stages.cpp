@@ -1,5 +1,5 @@
 // split_stages: contiguous stages in order, at least one layer each, the layers' parameters
-// shared about evenly (every stage also keeps the embedding and the head), refusals.
+// shared about evenly, refusals.
 #include <cmath>
 #include <cstdint>
 
