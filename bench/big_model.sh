@@ -67,12 +67,17 @@ cat >"$work/rank_time.sh" <<'SH'
 exec /usr/bin/time -f "%M %e" -o "$TIME_PREFIX.${OMPI_COMM_WORLD_RANK:-0}" "$@"
 SH
 chmod +x "$work/rank_time.sh"
+# A run that fails (a rank killed for memory) is reported with its exit status and its ranks'
+# peaks; the others still run.
 echo "stages 1: one process, $cores threads"
-TIME_PREFIX="$work/s1.time" LINSWEEP_THREADS=$cores "$work/rank_time.sh" "$bin" run "$work/spec.yaml" --store "$work/s1" --quiet
+rc1=0
+TIME_PREFIX="$work/s1.time" LINSWEEP_THREADS=$cores "$work/rank_time.sh" "$bin" run "$work/spec.yaml" --store "$work/s1" \
+  --quiet || rc1=$?
 echo "stages 2: mpirun -n 3 (a coordinator and one replica of two stages), $cores threads a stage"
+rc2=0
 TIME_PREFIX="$work/s2.time" LINSWEEP_THREADS=$cores mpirun -x TIME_PREFIX -x LINSWEEP_THREADS -n 3 \
   "$work/rank_time.sh" "$bin" run "$work/spec.yaml" --store "$work/s2" --quiet \
-  +runtime.ranks_per_group=2 +runtime.stages=2
+  +runtime.ranks_per_group=2 +runtime.stages=2 || rc2=$?
 echo "linsweep eval and PyTorch, the 512 eval tokens"
 "$bin" eval --model "$work/llama" --corpus "$work/llama/tokens.npy" --start 512 --tokens 512 --context 256 \
   --batch 2 --dtype bfloat16 --threads "$cores" --json >"$work/eval.json"
@@ -82,9 +87,10 @@ np.save(sys.argv[2], np.load(sys.argv[1])[512:1024])
 PY
 /usr/bin/python3 "$root/bench/llama_torch_forward.py" "$work/llama" "$work/tail.npy" --tokens 512 --context 256 \
   --batch 2 --threads "$cores" --dtype bfloat16 >"$work/torch.json"
-/usr/bin/python3 - "$bin" "$work" <<'PY'
+/usr/bin/python3 - "$bin" "$work" "$rc1" "$rc2" <<'PY'
 import glob, json, subprocess, sys
 bin, work = sys.argv[1:3]
+exit_status = {"s1": int(sys.argv[3]), "s2": int(sys.argv[4])}
 GIB = 1024 ** 3
 def stage_bytes(stages):
     """Bytes of bfloat16 weights each rank of `stages` holds (from the checkpoint and the split)."""
@@ -99,21 +105,25 @@ result = {}
 for name, stages in (("s1", 1), ("s2", 2)):
     held = stage_bytes(stages)
     goal = 1.15 * held + GIB
-    units = json.loads(subprocess.run([bin, "query", f"{work}/{name}", "units", "--format", "json"],
-                                      check=True, capture_output=True, text=True).stdout)
+    units = []
+    if exit_status[name] == 0:
+        units = json.loads(subprocess.run([bin, "query", f"{work}/{name}", "units", "--format", "json"],
+                                          check=True, capture_output=True, text=True).stdout)
     ranks = {}
     for f in sorted(glob.glob(f"{work}/{name}.time.*")):
-        kib, wall = open(f).read().split()[-2:]
+        kib, wall = open(f).read().split()[-2:]  # after "Command terminated by signal N" if killed
         ranks[int(f.rsplit(".", 1)[1])] = {"peak_gib": int(kib) * 1024 / GIB, "seconds": float(wall)}
     per_kind = {u["kind"]: {"seconds": seconds(u), "peak_host_mib": u["peak_host_mib"]} for u in units}
-    print(f"stages {stages}: weights a rank holds {held / GIB:.2f} GiB, goal ≤ {goal / GIB:.2f} GiB")
+    print(f"stages {stages}: weights a rank holds {held / GIB:.2f} GiB, goal ≤ {goal / GIB:.2f} GiB"
+          + (f"; FAILED, exit status {exit_status[name]}" if exit_status[name] else ""))
     for r, v in ranks.items():
         print(f"  rank {r}: peak {v['peak_gib']:.2f} GiB, {v['seconds']:.0f} s")
     for k, v in per_kind.items():
         print(f"  {k}: {v['seconds']:.0f} s, recorded peak {v['peak_host_mib'] / 1024:.2f} GiB")
     workers = [v["peak_gib"] for r, v in ranks.items() if stages == 1 or r > 0]
-    result[name] = {"stages": stages, "weights_gib": held / GIB, "goal_gib": goal / GIB, "ranks": ranks,
-                    "units": per_kind, "worst_worker_peak_gib": max(workers), "within_goal": max(workers) * GIB <= goal}
+    result[name] = {"stages": stages, "exit_status": exit_status[name], "weights_gib": held / GIB,
+                    "goal_gib": goal / GIB, "ranks": ranks,
+                    "units": per_kind, "worst_worker_peak_gib": max(workers), "within_goal": exit_status[name] == 0 and max(workers) * GIB <= goal}
 ev, th = json.load(open(f"{work}/eval.json")), json.load(open(f"{work}/torch.json"))
 print(f"eval, 512 tokens: linsweep {ev['tokens_per_second']:.1f} tokens/s (PPL {ev['ppl']:.2f}), "
       f"PyTorch {th['tokens_per_second']:.1f} tokens/s (PPL {th['ppl']:.2f}, peak {th['peak_rss_mib'] / 1024:.2f} GiB): "
@@ -121,3 +131,4 @@ print(f"eval, 512 tokens: linsweep {ev['tokens_per_second']:.1f} tokens/s (PPL {
 result["eval"] = {"linsweep": ev, "pytorch": th}
 print(json.dumps(result))
 PY
+[[ $rc1 -eq 0 && $rc2 -eq 0 ]] || { echo "big_model.sh: a run failed (stages 1: exit $rc1, stages 2: exit $rc2)" >&2; exit 1; }
