@@ -1,7 +1,8 @@
 // Which kernels OpenBLAS runs: it chooses them once, when it loads, from the CPU's model number,
 // and a CPU newer than its table gets its generic SSE3 kernels ("Prescott"). OpenBLAS 0.3.21
 // (Debian 12) does that on Intel's Sapphire and Emerald Rapids Xeons, whose AVX-512 kernels run
-// float32 GEMMs about twice as fast (measured: docs/benchmarks.md, "OpenBLAS's kernels").
+// float32 GEMMs about twice as fast (measured: docs/benchmarks.md,
+// "`bench/openblas_kernels.sh` — OpenBLAS's kernels").
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo's training recipe improves the models it trains: examples/demo.yaml's finetune and
-# progressive blocks, as written, on the demo's three small models (one per family, each its own
+# progressive blocks, as written, on the demo's four small models (one per family, each its own
 # pretraining seed) pretrained by `linsweep demo` with their own recipes, then again with
 # another batch-order seed: the demo run a second time, which reuses its pretrained models.
 # check_demo_training.py asserts that every control ends below the untouched model's eval PPL.
