@@ -8,6 +8,19 @@
 #include <utility>
 
 namespace linsweep {
+namespace {
+
+// openblas_get_corename's answer, looked up from `handle` (dlopen's, or RTLD_DEFAULT); empty
+// where the symbol is absent (another BLAS).
+std::optional<std::string> corename_in(void* handle) {
+  using Corename = char* (*)();
+  const auto corename = reinterpret_cast<Corename>(::dlsym(handle, "openblas_get_corename"));
+  const char* name = corename != nullptr ? corename() : nullptr;
+  if (name == nullptr) return std::nullopt;
+  return std::string(name);
+}
+
+}  // namespace
 
 VectorIsa cpu_vector_isa() {
   __builtin_cpu_init();
@@ -50,12 +63,9 @@ std::optional<std::string> better_openblas_core(const std::string& core, VectorI
 std::optional<std::string> loaded_openblas_core() {
   // Never closed: OpenBLAS's threads run from it, and the caller is about to exec.
   void* blas = ::dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-  if (blas == nullptr) return std::nullopt;
-  using Corename = char* (*)();
-  const auto corename = reinterpret_cast<Corename>(::dlsym(blas, "openblas_get_corename"));
-  const char* name = corename != nullptr ? corename() : nullptr;
-  if (name == nullptr) return std::nullopt;
-  return std::string(name);
+  return blas == nullptr ? std::nullopt : corename_in(blas);
 }
+
+std::optional<std::string> linked_openblas_core() { return corename_in(RTLD_DEFAULT); }
 
 }  // namespace linsweep

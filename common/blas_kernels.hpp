@@ -31,4 +31,8 @@ std::optional<std::string> better_openblas_core(const std::string& core, VectorI
 // chooses. Loads a library with its threads, so call it only just before an exec.
 std::optional<std::string> loaded_openblas_core();
 
+// The family of the OpenBLAS this process already has loaded (linked, as LibTorch links it);
+// empty with another BLAS. Loads nothing; thread safe.
+std::optional<std::string> linked_openblas_core();
+
 }  // namespace linsweep

@@ -3,12 +3,12 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "common/blas_kernels.hpp"
 #include "common/launch_env.hpp"
 #include "engine/runtime.hpp"
 
@@ -37,14 +37,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// OpenBLAS's kernel family ("SkylakeX", "Prescott"), or empty with another BLAS.
-std::string openblas_core() {
-  using Corename = char* (*)();
-  const auto corename = reinterpret_cast<Corename>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  const char* name = corename != nullptr ? corename() : nullptr;
-  return name != nullptr ? name : "";
-}
-
 }  // namespace
 
 MachineInfo machine_info(const std::string& device) {
@@ -57,7 +49,7 @@ MachineInfo machine_info(const std::string& device) {
     m.kernels += "; ATen CPU capability " + cap;
   if (const auto at = config.find("MKL-DNN v"); at != std::string::npos)
     m.kernels += "; oneDNN " + config.substr(at + 8, config.find_first_of(" \n", at + 8) - (at + 8));
-  if (const std::string core = openblas_core(); !core.empty()) m.kernels += "; OpenBLAS " + core;
+  if (const auto core = linked_openblas_core()) m.kernels += "; OpenBLAS " + *core;
   m.kernels += "; " + std::to_string(at::get_num_threads()) + " threads";
   for (const char* var : {"ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE"})
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') m.kernels += std::string("; ") + var + "=" + v;

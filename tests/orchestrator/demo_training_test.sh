@@ -24,4 +24,5 @@ common=(--cache "$work/cache" --brown "${data[0]}" --encoder "${data[1]}" --work
 for seed in 0 1; do
   "$bin" demo "${common[@]}" --spec "$work/spec$seed.yaml" --out "$work/seed$seed"
 done
-/usr/bin/python3 "$src/tests/orchestrator/check_demo_training.py" "$bin" "$work/seed0/store" "$work/seed1/store"
+/usr/bin/python3 "$src/tests/orchestrator/check_demo_training.py" "$bin" "$work/spec0.yaml" "$work/seed0/store" \
+  "$work/seed1/store"
