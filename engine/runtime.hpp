@@ -30,9 +30,10 @@ std::string torch_version();
 // create a primitive descriptor iterator") when the ISA is capped. Thread safe.
 bool onednn_bfloat16_gemm();
 
-// Makes ATen's CPU bfloat16 matrix products work on every CPU: where oneDNN cannot run them
-// (onednn_bfloat16_gemm() false) ATen is told not to route them to oneDNN, so they take its
-// native kernels (float32 accumulation, as oneDNN's). Idempotent; call before bfloat16 compute.
+// Makes ATen's CPU bfloat16 operators work on every CPU: where oneDNN cannot run bfloat16
+// (onednn_bfloat16_gemm() false) ATen is told not to route them to oneDNN, which would fail
+// inside it. The model's products do not reach ATen's bfloat16 GEMM there: they are widened to
+// float32 (engine/model/widened_gemm.hpp). Idempotent; call before bfloat16 compute.
 void configure_cpu_bfloat16();
 
 // Validates a compute dtype name: float32, bfloat16 or float16 (InputError otherwise).

@@ -11,6 +11,7 @@
 #include "common/errors.hpp"
 #include "engine/blas_threads.hpp"
 #include "engine/model/threaded_gemm.hpp"
+#include "engine/model/widened_gemm.hpp"
 #include "engine/parallel_as_caller.hpp"
 
 // scaled_dot_product_attention takes a scale from LibTorch 2.1 on.
@@ -89,6 +90,8 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   const bool plain = !options.softcap && (!options.window || *options.window >= Tk) && Tk == T;
   if (kHasFusedAttention && !q.device().is_cpu() && plain)
     return fused_causal_attention(q, k, v, options.scale).transpose(1, 2).reshape({B, T, H * hd});
+  if (widens_on_cpu(q))  // in float32 from the stored q, k, v, rounded once (widened_gemm.hpp)
+    return causal_attention(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), options).to(q.scalar_type());
   const at::Tensor mask = additive_mask(T, Tk, options.window, q.options());
   const at::Tensor qf = q.reshape({B * H, T, hd});
   const at::Tensor kt = k.reshape({B * H, Tk, hd}).transpose(1, 2);

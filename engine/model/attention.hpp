@@ -21,7 +21,8 @@ struct AttentionOptions {
 // returned as [B, Tq, H·hd] (heads merged, ready for the output projection). The queries are
 // the last Tq of the Tk positions (Tk > Tq when keys and values of earlier positions come from
 // a KvCache): query i, at position Tk − Tq + i, sees keys j ≤ Tk − Tq + i, and only those within
-// the window when there is one. Computes in q's dtype. On a GPU with LibTorch 2.1 or later,
+// the window when there is one. Computes in q's dtype, except reduced precision on a CPU that
+// widens it (widened_gemm.hpp): float32 from the stored q, k, v, rounded once. On a GPU with LibTorch 2.1 or later,
 // with Tq = Tk and without window or soft-capping, it is fused_causal_attention. Elsewhere,
 // where splits_over_threads (threaded_gemm.hpp) holds, heads are spread over torch's threads,
 // one head per single-threaded BLAS product; otherwise every head is in one batched product

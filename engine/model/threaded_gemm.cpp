@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "engine/blas_threads.hpp"
+#include "engine/model/widened_gemm.hpp"
 #include "engine/parallel_as_caller.hpp"
 
 namespace linsweep {
@@ -35,6 +36,7 @@ bool splits_over_threads(const at::Tensor& x, const at::Tensor& weight, const at
 }
 
 at::Tensor threaded_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (widens_on_cpu(x)) return widened_linear(x, weight, bias);
   const auto b = bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
   if (!splits_over_threads(x, weight, bias)) return at::linear(x, weight, b);
   const auto in = weight.size(1), width = weight.size(0);

@@ -16,8 +16,9 @@ bool splits_over_threads(const at::Tensor& x, const at::Tensor& weight, const at
 // y = x·Wᵀ + b for x [..., in], W [out, in], b [out] or undefined. When splits_over_threads,
 // the product is cut along its larger output dimension into one part per torch thread, each a
 // single-threaded BLAS call writing its slice of y (a matrix-vector product when x has one
-// row): every element's sum over `in` is the one a single call would form. Otherwise it is
-// at::linear. Thread safe.
+// row): every element's sum over `in` is the one a single call would form. Reduced precision
+// on a CPU that widens it (widened_gemm.hpp) is widened_linear. Otherwise it is at::linear.
+// Thread safe.
 at::Tensor threaded_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
 }  // namespace linsweep

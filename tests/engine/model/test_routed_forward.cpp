@@ -14,6 +14,7 @@
 #include "common/errors.hpp"
 #include "engine/eval/scoring.hpp"
 #include "engine/model/activation.hpp"
+#include "engine/model/affine_map.hpp"
 #include "engine/model/load_model.hpp"
 #include "support/catch.hpp"
 #include "support/fixture_windows.hpp"
@@ -70,15 +71,15 @@ Reference reference(const at::Tensor& x_in, const at::Tensor& mask, const MlpWei
 // Whether the bound applies to a `dtype` product on `device`. float32 and float16 always (the
 // float16 bound already takes float16 accumulation, docs/numerics.md); bfloat16 where it
 // accumulates in float32: 1 plus 256 terms of 2⁻⁹ is 1.5 in float32 but stays 1 when each
-// partial sum is rounded to bfloat16 (ATen's fallback GEMM on a CPU without oneDNN's bfloat16
-// kernels; cuBLAS where it allows reduced-precision reductions). Shaped like the hook's own
-// addmm: a matrix-vector product may take another kernel. A probe: it sees sequential
-// rounding, and may miss a split sum.
+// partial sum is rounded to bfloat16 (cuBLAS where it allows reduced-precision reductions; on a
+// CPU the product is widened to float32, widened_gemm.hpp). Through the kernel the hook's
+// surrogate takes for many rows. A probe: it sees sequential rounding, and may miss a split sum.
 bool bound_applies(const std::string& device, at::ScalarType dtype) {
   if (dtype != at::kBFloat16) return true;
   const auto opts = at::TensorOptions().dtype(dtype).device(device);
   const at::Tensor a = at::cat({at::ones({64, 1}, opts), at::full({64, 256}, 0x1p-9, opts)}, 1);
-  const at::Tensor y = at::addmm(at::zeros({64}, opts), a, at::ones({257, 64}, opts));
+  AffineMap map{.weight = at::ones({257, 64}, opts), .bias = at::zeros({64}, opts)};
+  const at::Tensor y = apply_affine(map, a);
   return y[0][0].item<double>() == 1.5;
 }
 
