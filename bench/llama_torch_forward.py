@@ -6,8 +6,11 @@ float32), scores consecutive windows of T tokens (position t predicts t + 1, log
 float32) and prints one JSON line: tokens, nll_sum, ppl, seconds, tokens_per_second,
 peak_rss_mib. Written from Llama's definition (RMSNorm, rotary on the whole head with the
 config's rope_theta, grouped key/value heads, SwiGLU), not from linsweep's code.
+With --widen every product takes its bfloat16 operands to float32 and rounds the result once,
+as linsweep does on a CPU without bfloat16 GEMMs (engine/model/widened_gemm.hpp): there
+PyTorch 1.13's own bfloat16 F.linear runs about 100 times slower than float32.
 Usage: llama_torch_forward.py MODEL_DIR TOKENS_NPY [--tokens N] [--context T] [--batch B]
-       [--threads K] [--dtype bfloat16|float32]"""
+       [--threads K] [--dtype bfloat16|float32] [--widen]"""
 import argparse
 import json
 import math
@@ -67,9 +70,13 @@ def main():
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16")
+    ap.add_argument("--widen", action="store_true", help="products in float32 from the stored operands")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     dtype = getattr(torch, a.dtype)
+
+    def linear(x, weight):
+        return F.linear(x.float(), weight.float()).to(dtype) if a.widen else F.linear(x, weight)
     c = json.load(open(os.path.join(a.model, "config.json")))
     d, heads, layers = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"]
     kv = c.get("num_key_value_heads", heads)
@@ -96,25 +103,25 @@ def main():
             for i in range(layers):
                 p = f"model.layers.{i}."
                 h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-                q = F.linear(h, w[p + "self_attn.q_proj.weight"]).view(B, T, heads, hd).transpose(1, 2)
-                k = F.linear(h, w[p + "self_attn.k_proj.weight"]).view(B, T, kv, hd).transpose(1, 2)
-                v = F.linear(h, w[p + "self_attn.v_proj.weight"]).view(B, T, kv, hd).transpose(1, 2)
+                q = linear(h, w[p + "self_attn.q_proj.weight"]).view(B, T, heads, hd).transpose(1, 2)
+                k = linear(h, w[p + "self_attn.k_proj.weight"]).view(B, T, kv, hd).transpose(1, 2)
+                v = linear(h, w[p + "self_attn.v_proj.weight"]).view(B, T, kv, hd).transpose(1, 2)
                 q, k = rotate(q.float(), cos, sin), rotate(k.float(), cos, sin)
                 k, v = k.repeat_interleave(heads // kv, 1), v.float().repeat_interleave(heads // kv, 1)
                 att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + mask, -1)
                 o = (att @ v).transpose(1, 2).reshape(B, T, d).to(dtype)
-                x = x + F.linear(o, w[p + "self_attn.o_proj.weight"])
+                x = x + linear(o, w[p + "self_attn.o_proj.weight"])
                 h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-                g = F.silu(F.linear(h, w[p + "mlp.gate_proj.weight"])) * F.linear(h, w[p + "mlp.up_proj.weight"])
-                x = x + F.linear(g, w[p + "mlp.down_proj.weight"])
-            logits = F.linear(rms_norm(x, w["model.norm.weight"], eps), head).float()
+                g = F.silu(linear(h, w[p + "mlp.gate_proj.weight"])) * linear(h, w[p + "mlp.up_proj.weight"])
+                x = x + linear(g, w[p + "mlp.down_proj.weight"])
+            logits = linear(rms_norm(x, w["model.norm.weight"], eps), head).float()
             logp = torch.log_softmax(logits[:, :-1], -1)
             nll -= logp.gather(-1, ids[:, 1:, None]).sum().item()
             scored += B * (T - 1)
     seconds = time.perf_counter() - start
     print(json.dumps({"tokens": int(windows.numel()), "tokens_scored": scored, "nll_sum": nll,
                       "ppl": math.exp(nll / scored), "seconds": seconds,
-                      "tokens_per_second": windows.numel() / seconds, "threads": a.threads, "dtype": a.dtype,
+                      "tokens_per_second": windows.numel() / seconds, "threads": a.threads, "dtype": a.dtype, "widen": a.widen,
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
