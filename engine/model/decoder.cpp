@@ -54,13 +54,13 @@ class DecoderAttention : public torch::nn::Module {
         rotary_(c, c.sliding(layer)) {
     const int64_t q = heads_ * hd_, kv = kv_heads_ * hd_;
     if (c.fused_qkv) {
-      qkv_proj_ = register_module("qkv_proj", make_dense(c.d_model, q + 2 * kv, c.attention_bias));
+      qkv_proj_ = register_module("qkv_proj", make_dense(c.d_model, q + 2 * kv, c.attention_bias, c));
     } else {
-      q_proj_ = register_module("q_proj", make_dense(c.d_model, q, c.attention_bias));
-      k_proj_ = register_module("k_proj", make_dense(c.d_model, kv, c.attention_bias));
-      v_proj_ = register_module("v_proj", make_dense(c.d_model, kv, c.attention_bias));
+      q_proj_ = register_module("q_proj", make_dense(c.d_model, q, c.attention_bias, c));
+      k_proj_ = register_module("k_proj", make_dense(c.d_model, kv, c.attention_bias, c));
+      v_proj_ = register_module("v_proj", make_dense(c.d_model, kv, c.attention_bias, c));
     }
-    o_proj_ = register_module("o_proj", make_dense(q, c.d_model, c.attention_out_bias));
+    o_proj_ = register_module("o_proj", make_dense(q, c.d_model, c.attention_out_bias, c));
     if (qk_norm_ != QkNorm::kNone) {
       const bool per_head = qk_norm_ == QkNorm::kPerHead;
       q_norm_ = register_module("q_norm", std::make_shared<Norm>(c.norm, per_head ? hd_ : q, c.layer_norm_eps));
@@ -153,7 +153,7 @@ class DecoderLayer : public torch::nn::Module {
     }
     const MlpNames mlp_names{.up = "up_proj", .down = "down_proj", .gate = "gate_proj", .gate_up = "gate_up_proj"};
     mlp_ = register_module("mlp", std::make_shared<Mlp<Dense>>(c, mlp_names, [&c](int64_t in, int64_t out) {
-                             return make_dense(in, out, c.mlp_bias);
+                             return make_dense(in, out, c.mlp_bias, c);
                            }));
   }
 
@@ -179,7 +179,7 @@ class DecoderBody : public torch::nn::Module {
   explicit DecoderBody(const ModelConfig& c) {
     if (c.builds_token_matrix()) {
       embed_tokens_ = register_module("embed_tokens", held_embedding(c.vocab_size, c.d_model, c));
-      torch::nn::init::normal_(embed_tokens_->weight, 0.0, 0.02);
+      if (!c.built_to_load) torch::nn::init::normal_(embed_tokens_->weight, 0.0, 0.02);
     }
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -204,7 +204,7 @@ class DecoderModel : public LanguageModel {
   explicit DecoderModel(const ModelConfig& c) : LanguageModel(c) {
     body_ = register_module("model", std::make_shared<DecoderBody>(c));
     if (!c.tied_head && c.builds_output())
-      lm_head_ = register_module("lm_head", make_dense(c.d_model, c.vocab_size, false, built_scalar_type(c)));
+      lm_head_ = register_module("lm_head", make_dense(c.d_model, c.vocab_size, false, c));
   }
 
   // Gemma scales the embedding by sqrt(d), rounded to the stream's dtype as HF rounds it.

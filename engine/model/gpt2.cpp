@@ -21,13 +21,14 @@
 namespace linsweep {
 namespace {
 
-// HF's Conv1D: weight [in, out], y = x·W + b.
+// HF's Conv1D: weight [in, out], y = x·W + b, as `c` builds it (make_dense in dense.hpp).
 class Conv1D : public torch::nn::Module {
  public:
-  Conv1D(int64_t in, int64_t out) {
-    weight_ = register_parameter("weight", torch::empty({in, out}));
-    bias_ = register_parameter("bias", torch::zeros({out}));
-    torch::nn::init::normal_(weight_, 0.0, 0.02);
+  Conv1D(int64_t in, int64_t out, const ModelConfig& c) {
+    const auto options = at::TensorOptions().dtype(built_scalar_type(c));
+    weight_ = register_parameter("weight", torch::empty({in, out}, options));
+    bias_ = register_parameter("bias", torch::zeros({out}, options));
+    if (!c.built_to_load) torch::nn::init::normal_(weight_, 0.0, 0.02);
   }
   at::Tensor operator()(const at::Tensor& x) { return kernel_(x, weight_.t(), bias_); }
 
@@ -39,8 +40,8 @@ class Conv1D : public torch::nn::Module {
 class Gpt2Attention : public torch::nn::Module {
  public:
   Gpt2Attention(const ModelConfig& c, int64_t layer) : layer_(layer), heads_(c.n_heads), d_(c.d_model) {
-    c_attn_ = register_module("c_attn", std::make_shared<Conv1D>(c.d_model, 3 * c.d_model));
-    c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(c.d_model, c.d_model));
+    c_attn_ = register_module("c_attn", std::make_shared<Conv1D>(c.d_model, 3 * c.d_model, c));
+    c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(c.d_model, c.d_model, c));
     scale_ = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(c.head_dim())) : 1.0;
     if (c.scale_attn_by_inverse_layer_idx) scale_ /= static_cast<double>(layer + 1);
   }
@@ -63,7 +64,7 @@ class Gpt2Attention : public torch::nn::Module {
 // c_fc up to d_ff, the activation, c_proj back.
 std::shared_ptr<Mlp<Conv1D>> make_gpt2_mlp(const ModelConfig& c) {
   return std::make_shared<Mlp<Conv1D>>(c, MlpNames{"c_fc", "c_proj"},
-                                       [](int64_t in, int64_t out) { return std::make_shared<Conv1D>(in, out); });
+                                       [&c](int64_t in, int64_t out) { return std::make_shared<Conv1D>(in, out, c); });
 }
 
 class Gpt2Block : public torch::nn::Module {
@@ -93,11 +94,11 @@ class Gpt2Model : public LanguageModel {
   explicit Gpt2Model(const ModelConfig& c) : LanguageModel(c) {
     if (c.builds_token_matrix()) {
       wte_ = register_module("wte", held_embedding(c.vocab_size, c.d_model, c));
-      torch::nn::init::normal_(wte_->weight, 0.0, 0.02);
+      if (!c.built_to_load) torch::nn::init::normal_(wte_->weight, 0.0, 0.02);
     }
     if (c.builds_input()) {
       wpe_ = register_module("wpe", held_embedding(c.max_positions, c.d_model, c));
-      torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
+      if (!c.built_to_load) torch::nn::init::normal_(wpe_->weight, 0.0, 0.01);
     }
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -117,7 +118,7 @@ class Gpt2Model : public LanguageModel {
       lm_head_ = register_module("lm_head", std::make_shared<torch::nn::Module>());
       lm_head_weight_ = lm_head_->register_parameter(
           "weight", torch::empty({c.vocab_size, c.d_model}, at::TensorOptions().dtype(built_scalar_type(c))));
-      torch::nn::init::normal_(lm_head_weight_, 0.0, 0.02);
+      if (!c.built_to_load) torch::nn::init::normal_(lm_head_weight_, 0.0, 0.02);
     }
   }
 

@@ -26,8 +26,8 @@ namespace {
 class NeoxAttention : public torch::nn::Module {
  public:
   NeoxAttention(const ModelConfig& c, int64_t layer) : layer_(layer), heads_(c.n_heads), hd_(c.head_dim()), rotary_(c) {
-    query_key_value_ = register_module("query_key_value", make_dense(c.d_model, 3 * c.d_model, c.attention_bias));
-    dense_ = register_module("dense", make_dense(c.d_model, c.d_model, c.attention_bias));
+    query_key_value_ = register_module("query_key_value", make_dense(c.d_model, 3 * c.d_model, c.attention_bias, c));
+    dense_ = register_module("dense", make_dense(c.d_model, c.d_model, c.attention_bias, c));
   }
 
   // x [B, T, d] -> [B, T, d]; with a cache, at its next positions and attending over them too.
@@ -54,7 +54,7 @@ class NeoxAttention : public torch::nn::Module {
 // dense_h_to_4h up to d_ff, the activation, dense_4h_to_h back (both with biases).
 std::shared_ptr<Mlp<Dense>> make_neox_mlp(const ModelConfig& c) {
   return std::make_shared<Mlp<Dense>>(c, MlpNames{"dense_h_to_4h", "dense_4h_to_h"},
-                                      [](int64_t in, int64_t out) { return make_dense(in, out, true); });
+                                      [&c](int64_t in, int64_t out) { return make_dense(in, out, true, c); });
 }
 
 class NeoxLayer : public torch::nn::Module {
@@ -92,7 +92,7 @@ class NeoxBody : public torch::nn::Module {
   explicit NeoxBody(const ModelConfig& c) {
     if (c.builds_token_matrix()) {
       embed_in_ = register_module("embed_in", held_embedding(c.vocab_size, c.d_model, c));
-      torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
+      if (!c.built_to_load) torch::nn::init::normal_(embed_in_->weight, 0.0, 0.02);
     }
     auto list = torch::nn::ModuleList();
     for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -118,7 +118,7 @@ class NeoxModel : public LanguageModel {
   explicit NeoxModel(const ModelConfig& c) : LanguageModel(c) {
     body_ = register_module("gpt_neox", std::make_shared<NeoxBody>(c));
     if (!c.tied_head && c.builds_output())
-      embed_out_ = register_module("embed_out", make_dense(c.d_model, c.vocab_size, false, built_scalar_type(c)));
+      embed_out_ = register_module("embed_out", make_dense(c.d_model, c.vocab_size, false, c));
   }
 
   at::Tensor input_embedding(const at::Tensor& ids) override { return body_->embed_in_(ids); }

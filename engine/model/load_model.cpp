@@ -84,6 +84,7 @@ LoadedModel load_model(const std::string& dir, const ModelOptions& options) {
   torch::NoGradGuard no_grad;
   ModelConfig built = config;
   built.built_dtype = options.dtype;
+  built.built_to_load = true;  // every parameter is copied from the checkpoint below
   if (options.stages > 1) {
     const StageLayers mine = split_stages(config, options.stages).at(static_cast<std::size_t>(options.stage));
     built.built_first = mine.first, built.built_end = mine.end;

@@ -6,6 +6,8 @@
 
 #include <tuple>
 
+#include "engine/model/built_layer.hpp"
+
 namespace linsweep {
 namespace {
 
@@ -32,7 +34,7 @@ at::Tensor with_last(const at::Tensor& t, at::IntArrayRef leading) {
 
 MoeBlock::MoeBlock(const ModelConfig& c) : top_k_(c.moe.top_k), normalize_(c.moe.normalize_top_k) {
   const ModelConfig ec = expert_config(c);
-  auto make = [](std::int64_t in, std::int64_t out) { return make_dense(in, out, false); };
+  auto make = [&c](std::int64_t in, std::int64_t out) { return make_dense(in, out, false, c); };
   gate_ = register_module("gate", make(c.d_model, c.moe.experts));
   auto list = torch::nn::ModuleList();
   for (std::int64_t e = 0; e < c.moe.experts; ++e) {
