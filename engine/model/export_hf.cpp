@@ -196,7 +196,14 @@ std::string install(const std::string& tmp, const std::string& out, bool exists)
 
 void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, AffineMap>& linear,
                          const std::string& source_dir, const std::string& out_dir, const ExportOptions& options) {
-  const ModelConfig& config = model.config();
+  std::vector<std::pair<std::string, at::Tensor>> parameters;
+  for (const auto& item : model.named_parameters(/*recurse=*/true)) parameters.emplace_back(item.key(), item.value());
+  export_hf_parameters(model.config(), parameters, linear, source_dir, out_dir, options);
+}
+
+void export_hf_parameters(const ModelConfig& config, const std::vector<std::pair<std::string, at::Tensor>>& parameters,
+                          const std::map<std::int64_t, AffineMap>& linear, const std::string& source_dir,
+                          const std::string& out_dir, const ExportOptions& options) {
   layer_mlp(config, 0);  // unknown architectures are refused even without maps
   check_maps(config, linear);
 
@@ -232,16 +239,16 @@ void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, Affi
   std::size_t used = 0;
   {
     torch::NoGradGuard no_grad;
-    for (const auto& item : model.named_parameters(/*recurse=*/true)) {
-      const auto it = replaced.find(item.key());
+    for (const auto& [name, value] : parameters) {
+      const auto it = replaced.find(name);
       if (it == replaced.end()) {
-        tensors.push_back(to_bytes(item.key(), item.value()));
+        tensors.push_back(to_bytes(name, value));
         continue;
       }
-      if (it->second.sizes() != item.value().sizes())
-        throw ModelError("export: folded tensor '" + item.key() + "' has shape " + shape_text(it->second.sizes()) +
-                         " but the model's is " + shape_text(item.value().sizes()));
-      tensors.push_back(to_bytes(item.key(), it->second));
+      if (it->second.sizes() != value.sizes())
+        throw ModelError("export: folded tensor '" + name + "' has shape " + shape_text(it->second.sizes()) +
+                         " but the model's is " + shape_text(value.sizes()));
+      tensors.push_back(to_bytes(name, it->second));
       ++used;
     }
   }

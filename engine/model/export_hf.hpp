@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/model/language_model.hpp"
 #include "engine/model/mlp_hook.hpp"
@@ -54,5 +56,11 @@ inline constexpr const char* kExportedTokenizerFiles[] = {"vocab.json", "merges.
 // modify it meanwhile.
 void export_hf_directory(LanguageModel& model, const std::map<std::int64_t, AffineMap>& linear,
                          const std::string& source_dir, const std::string& out_dir, const ExportOptions& options = {});
+
+// export_hf_directory of a model given as `config` and its parameters by HF name, in module
+// order: a model split over ranks, whose stages' parameters were gathered on one rank.
+void export_hf_parameters(const ModelConfig& config, const std::vector<std::pair<std::string, at::Tensor>>& parameters,
+                          const std::map<std::int64_t, AffineMap>& linear, const std::string& source_dir,
+                          const std::string& out_dir, const ExportOptions& options = {});
 
 }  // namespace linsweep

@@ -2,6 +2,9 @@
 #include "engine/model/staged_model.hpp"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <string>
 
@@ -49,6 +52,86 @@ at::Tensor StagedModel::receive_like(const at::Tensor& h) {
   return x.to(h.device());
 }
 
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// What forward keeps for backward: the model (which outlives the step's graph) and the
+// stream's shape, dtype and device (a gradient may arrive undefined: nothing used the stream).
+void keep(AutogradContext* ctx, StagedModel* model, const at::Tensor& stream) {
+  ctx->saved_data["model"] = reinterpret_cast<std::int64_t>(model);  // NOLINT: a pointer kept as an integer
+  ctx->saved_data["sizes"] = stream.sizes().vec();
+  ctx->saved_data["dtype"] = stream.scalar_type();
+  ctx->saved_data["device"] = stream.device();
+}
+
+StagedModel* model_of(AutogradContext* ctx) {
+  return reinterpret_cast<StagedModel*>(ctx->saved_data["model"].toInt());  // NOLINT: the pointer keep stored
+}
+
+// The stream's gradient as it came, or zeros of the stream's shape where it came undefined.
+at::Tensor gradient_or_zeros(AutogradContext* ctx, const at::Tensor& grad) {
+  if (grad.defined()) return grad;
+  return at::zeros(
+      ctx->saved_data["sizes"].toIntVector(),
+      at::TensorOptions().dtype(ctx->saved_data["dtype"].toScalarType()).device(ctx->saved_data["device"].toDevice()));
+}
+
+// The stream leaving a stage while autograd records: forward sends h on; backward receives the
+// next stage's gradient of it and passes it back into this stage's layers. `anchor` (a scalar
+// that requires a gradient) puts the crossing in the graph even when nothing before it trains,
+// so that the next stage's gradient message is always received.
+class SendStream : public torch::autograd::Function<SendStream> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& anchor, StagedModel* model) {
+    keep(ctx, model, h);
+    model->send_forward(h);
+    return h.detach().clone();
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    return {model_of(ctx)->receive_backward(gradient_or_zeros(ctx, grads[0])), at::Tensor(), at::Tensor()};
+  }
+};
+
+// The stream arriving at a stage while autograd records: forward receives it; backward sends
+// its gradient back to the previous stage. `anchor` gives the received stream a place in the
+// graph (it is a leaf on this rank).
+class ReceiveStream : public torch::autograd::Function<ReceiveStream> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& like, const at::Tensor& anchor,
+                            StagedModel* model) {
+    keep(ctx, model, like);
+    return model->receive_forward(like);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    model_of(ctx)->send_backward(gradient_or_zeros(ctx, grads[0]));
+    return {at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// Whether this forward records for a backward pass across the stages: every rank of a replica
+// decides alike, since they run the same code in the same modes.
+bool recording() { return c10::GradMode::is_enabled() && !c10::InferenceMode::is_enabled(); }
+
+}  // namespace
+
+void StagedModel::send_forward(const at::Tensor& h) { send_on(h.detach()); }
+
+at::Tensor StagedModel::receive_forward(const at::Tensor& like) { return receive_like(like); }
+
+void StagedModel::send_backward(const at::Tensor& grad) {
+  const at::Tensor g = (replica_.device_memory() ? grad : grad.to(at::kCPU)).contiguous();
+  replica_.send(g.data_ptr(), static_cast<std::size_t>(g.nbytes()), static_cast<int>(stage_ - 1));
+}
+
+at::Tensor StagedModel::receive_backward(const at::Tensor& like) {
+  at::Tensor g =
+      at::empty(like.sizes(), like.options().device(replica_.device_memory() ? like.device() : at::Device(at::kCPU)));
+  replica_.recv(g.data_ptr(), static_cast<std::size_t>(g.nbytes()), static_cast<int>(stage_ + 1));
+  return g.to(like.device());
+}
+
 // The stream crosses at the output of a stage's last layer, so that the stream a caller keeps
 // between layers (a prefix cache, hidden_from) is the real one on the stage that holds the next
 // layer.
@@ -57,9 +140,13 @@ at::Tensor StagedModel::layer_step(int64_t layer, const at::Tensor& h, KvCache* 
   const std::int64_t s = stage_of(layer);
   at::Tensor out = stage_ == s ? inner_->run_layer(layer, h) : h;
   const bool crossing = layer + 1 == stages_[static_cast<std::size_t>(s)].end && s + 1 < stages();
-  if (crossing && stage_ == s) send_on(out);
-  if (crossing && stage_ == s + 1) out = receive_like(out);
-  return out;
+  if (!crossing || (stage_ != s && stage_ != s + 1)) return out;
+  if (!recording()) {
+    if (stage_ == s) send_on(out);
+    return stage_ == s ? out : receive_like(out);
+  }
+  const at::Tensor anchor = at::zeros({}, out.options()).requires_grad_(true);  // ATen factories ignore requires_grad
+  return stage_ == s ? SendStream::apply(out, anchor, this) : ReceiveStream::apply(out.detach(), anchor, this);
 }
 
 at::Tensor StagedModel::final_norm(const at::Tensor& h) { return scores() ? inner_->final_norm(h) : h; }

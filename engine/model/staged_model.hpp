@@ -10,6 +10,12 @@
 // the others, so a sum over the ranks of the replica (and over the replicas) is the model's. Every rank has every
 // layer's hook; only the holder's runs, so sums a hook gathers are the holder's (zeros elsewhere). Collective over the
 // replica: every rank must make the same calls in the same order. Not thread safe.
+//
+// While autograd records (grad mode on, outside inference mode) a crossing is part of the graph:
+// a backward pass from each rank's loss (the scored loss on the last stage; on the others a
+// zero-weighted function of the stream they sent, next_token_loss in engine/train/trainer.hpp)
+// receives the next stage's gradient of the stream it sent and sends the gradient of the
+// stream it received back, so the stages backpropagate in lockstep, last to first.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +49,14 @@ class StagedModel : public LanguageModel {
   int64_t parameter_count() const override { return whole_parameters_; }
 
   std::int64_t stage() const noexcept { return stage_; }
+  // The stage's own model, whose parameters carry the checkpoint's names.
+  LanguageModel& stage_model() noexcept { return *inner_; }
+  // The crossing's four messages (the stream forward, its gradient back), for the autograd
+  // functions of staged_model.cpp; each blocks until its peer stage takes part.
+  void send_forward(const at::Tensor& h);
+  at::Tensor receive_forward(const at::Tensor& like);
+  void send_backward(const at::Tensor& grad);
+  at::Tensor receive_backward(const at::Tensor& like);
   std::int64_t stages() const noexcept { return static_cast<std::int64_t>(stages_.size()); }
 
  protected:

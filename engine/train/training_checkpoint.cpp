@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "common/errors.hpp"
 #include "engine/safetensors.hpp"
@@ -78,7 +79,18 @@ void save_training_checkpoint(const std::string& dir, std::int64_t step, const N
 }
 
 std::optional<TrainingCheckpoint> load_latest_training_checkpoint(const std::string& dir) {
+  return load_training_checkpoint(dir, std::numeric_limits<std::int64_t>::max());
+}
+
+std::optional<std::int64_t> latest_training_checkpoint_step(const std::string& dir) {
   const auto all = checkpoints(dir);
+  if (all.empty()) return std::nullopt;
+  return all.back().first;
+}
+
+std::optional<TrainingCheckpoint> load_training_checkpoint(const std::string& dir, std::int64_t at_most) {
+  auto all = checkpoints(dir);
+  while (!all.empty() && all.back().first > at_most) all.pop_back();
   if (all.empty()) return std::nullopt;
   const std::string& path = all.back().second;
   const SafetensorsFile file(path);

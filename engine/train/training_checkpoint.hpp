@@ -34,6 +34,12 @@ void save_training_checkpoint(const std::string& dir, std::int64_t step, const N
 // cannot be parsed (a committed checkpoint is never half written, so that is damage).
 std::optional<TrainingCheckpoint> load_latest_training_checkpoint(const std::string& dir);
 
+// The newest checkpoint in `dir` whose step is at most `at_most`, as load_latest_training_checkpoint.
+std::optional<TrainingCheckpoint> load_training_checkpoint(const std::string& dir, std::int64_t at_most);
+
+// The step of the newest checkpoint in `dir` (from its file name), or nullopt when there is none.
+std::optional<std::int64_t> latest_training_checkpoint_step(const std::string& dir);
+
 // Deletes `dir` and every checkpoint in it (after the unit commits). Missing is fine.
 void remove_training_checkpoints(const std::string& dir);
 

@@ -253,9 +253,10 @@ UnitResult run_finetune(const ExperimentInput& in) {
                           run.use_trainer("gates", std::move(params), gate_options);
                           const double l1 = p.l1;
                           run.set_extra_loss([&run, phase1, warmup, l1](double share) {
-                            at::Tensor sum;
+                            // The gates of this rank's layers: with stages, the others ran elsewhere.
+                            at::Tensor sum = at::zeros({}, run.model().parameters().front().options());
                             for (const auto& [layer, gate] : run.gates())
-                              sum = sum.defined() ? sum + gate->last_mean() : gate->last_mean();
+                              if (run.model().holds(layer)) sum = sum + gate->last_mean();
                             const double weight = run.current_step() >= phase1 + warmup ? l1 * share : 0.0;
                             return sum * weight;  // weight 0 keeps the graph but adds nothing
                           });
@@ -268,12 +269,9 @@ UnitResult run_finetune(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kFinetuneKind{"finetune",
-                                      run_finetune,
-                                      /*needs_model=*/false,
-                                      training_memory,
-                                      /*runs_split=*/false,
-                                      training_whole_model_reason};
+const UnitKindRegistrar kFinetuneKind{"finetune", run_finetune,
+                                      /*needs_model=*/false, training_memory,
+                                      /*runs_split=*/true};
 
 // For each key(row), the row with the largest step (the first of equal ones).
 template <typename Row, typename Key>

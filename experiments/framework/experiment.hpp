@@ -61,6 +61,9 @@ struct ExperimentInput {
   // With stages, the communicator over this rank's replica, in stage order (stage_data.hpp
   // moves what one stage computed to the others); null with one stage.
   Communicator* replica = nullptr;
+  // With stages, the communicator over the group's ranks that hold this rank's stage, one per
+  // replica (training sums a stage's gradients over it); null with one stage.
+  Communicator* stage_peers = nullptr;
 };
 
 using UnitFn = std::function<UnitResult(const ExperimentInput&)>;

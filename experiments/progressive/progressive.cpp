@@ -271,9 +271,9 @@ UnitResult run_progressive(const ExperimentInput& in) {
   return out;
 }
 
-const UnitKindRegistrar kProgressiveKind{"progressive",         run_progressive,
+const UnitKindRegistrar kProgressiveKind{"progressive", run_progressive,
                                          /*needs_model=*/false, training_memory,
-                                         /*runs_split=*/false,  training_whole_model_reason};
+                                         /*runs_split=*/true};
 
 // One line per evaluation (variant, step, phase), in the order the units ran them, PPL and Δ%
 // against the untouched model on every eval corpus side by side.

@@ -13,7 +13,8 @@ class TrainingRun;
 
 // Writes the run's model, with the layers of `linear` folded into ordinary MLP weights
 // (export_hf_directory), to STORE/models/<model>.<variant> (StoreLayout::trained_model). Only rank 0 of a group writes;
-// the others wait at a barrier. Throws ModelError on failure.
+// with stages, the first replica's other stages send it their parameters first. The others wait
+// at a barrier. Throws ModelError on failure.
 void export_trained_model(TrainingRun& run, const std::map<std::int64_t, AffineMap>& linear,
                           const std::string& variant);
 

@@ -1,6 +1,7 @@
 // The common part of training experiments' parameters and plans.
 #include "experiments/training/training_params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -43,17 +44,14 @@ void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c) {
 MemoryNeed training_memory(const MemoryQuery& q) {
   const ModelSize& m = q.model;
   const double tokens = static_cast<double>(q.params.value("batch", std::int64_t{1}) * q.context);
+  // With stages a rank holds its stage's layers (the most any stage has) and parameters.
+  const std::int64_t stages = std::max<std::int64_t>(1, q.stages);
+  const double layers = static_cast<double>((m.layers + stages - 1) / stages);
+  const double held = stage_weight_bytes(q);
+  const double parameters = m.weight_bytes > 0 ? held / m.weight_bytes : static_cast<double>(m.parameters);
   // Per token and layer autograd keeps about ten tensors of width d and four of width d_ff.
-  const double kept = tokens * static_cast<double>(m.layers) *
-                      (10.0 * static_cast<double>(m.d_model) + 4.0 * static_cast<double>(m.d_ff)) * 4;
-  return MemoryNeed{.weights = stage_weight_bytes(q),
-                    .activations = kept + forward_bytes(q, q.context),
-                    .optimizer = 16.0 * static_cast<double>(m.parameters)};
-}
-
-std::string training_whole_model_reason(const nlohmann::json&) {
-  return "training loads its own whole float32 copy of the model and backpropagates through every layer on one "
-         "rank, with no backward pass across stages";
+  const double kept = tokens * layers * (10.0 * static_cast<double>(m.d_model) + 4.0 * static_cast<double>(m.d_ff)) * 4;
+  return MemoryNeed{.weights = held, .activations = kept + forward_bytes(q, q.context), .optimizer = 16.0 * parameters};
 }
 
 bool training_applies(const TrainingCommonParams& p, const ModelSpec& m) {

@@ -82,9 +82,6 @@ void write_training_common(nlohmann::json& j, const TrainingUnitCommon& c);
 // unit's own float32 copy with its gradients and AdamW's two moments (optimizer, 16 bytes a
 // parameter), and what autograd keeps of a step's forward over its share of the batch.
 MemoryNeed training_memory(const MemoryQuery& q);
-// Why a training unit needs a whole model (UnitKind::whole_model_reason): the plan's refusal of
-// it on a model split over ranks.
-std::string training_whole_model_reason(const nlohmann::json& params);
 void read_training_common(const nlohmann::json& j, TrainingUnitCommon& c);
 
 // Field visitors for a unit's own parameters, so that one list of `visit(key, member)` calls

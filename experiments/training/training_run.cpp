@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <tuple>
@@ -15,6 +16,9 @@
 #include "engine/eval/scoring.hpp"
 #include "engine/model/architecture_registry.hpp"
 #include "engine/model/language_model.hpp"
+#include "engine/model/load_model.hpp"
+#include "engine/model/model_stages.hpp"
+#include "engine/model/staged_model.hpp"
 #include "engine/train/training_checkpoint.hpp"
 #include "experiments/framework/unit_data.hpp"
 #include "storage/journal.hpp"
@@ -52,6 +56,16 @@ nlohmann::json value_json(const Value& v) {
   return std::get<std::string>(v);
 }
 
+// The unit's float32 copy of the model: with stages, this rank's stage as a StagedModel over
+// the unit's replica, as the executor loads the runner's model.
+LoadedModel load_training_copy(const ExperimentInput& in) {
+  LoadedModel loaded = load_model(in.model_path, ModelOptions{in.device, "float32", in.stage, in.stages});
+  if (in.stages > 1)
+    loaded.model = std::make_shared<StagedModel>(loaded.model, *in.replica, split_stages(loaded.config(), in.stages),
+                                                 loaded.parameter_count);
+  return loaded;
+}
+
 }  // namespace
 
 TableDef<TrainingEvalRow> training_eval_table(const std::string& name, const std::string& doc) {
@@ -74,7 +88,7 @@ TrainingRun::TrainingRun(const ExperimentInput& in) : in_(in) {
   // A private float32 copy: training must not touch the runner's cached model, and master
   // weights stay float32 whatever the spec's compute dtype (a bfloat16 dtype trains under
   // bf16 autocast on GPUs: use_trainer).
-  loaded_ = load_model(in.model_path, ModelOptions{in.device, "float32"});
+  loaded_ = load_training_copy(in);
   loaded_.model->train();
   for (auto& p : loaded_.model->parameters()) p.set_requires_grad(false);
   train_ = corpus_windows(in.corpus_name, common_.train, common_.basics.context);
@@ -119,7 +133,12 @@ bool TrainingRun::stop_now() {
 
 bool TrainingRun::leader() const { return in_.group == nullptr || in_.group->rank() == 0; }
 
-std::string TrainingRun::checkpoint_dir() const { return in_.store.unit_checkpoints(in_.unit_id); }
+bool TrainingRun::stage_writer() const { return in_.group == nullptr || in_.group->rank() < in_.stages; }
+
+std::string TrainingRun::checkpoint_dir() const {
+  const std::string unit = in_.store.unit_checkpoints(in_.unit_id);
+  return in_.stages > 1 ? unit + "/stage-" + std::to_string(in_.stage) : unit;
+}
 
 Windows TrainingRun::corpus_windows(const std::string& corpus, const Split& split, std::int64_t context) {
   auto it = in_.corpora.find(corpus);
@@ -142,7 +161,10 @@ std::vector<NamedParameter> TrainingRun::select(const std::vector<std::string>& 
   std::vector<NamedParameter> out;
   const ParameterRoles& roles =
       ArchitectureRegistry::instance().get(loaded_.config().architecture, loaded_.dir + "/config.json").roles;
-  for (auto& item : loaded_.model->named_parameters()) {
+  // Named as the checkpoint names them: a split model's stage (its parameters under "stage.").
+  auto* staged = dynamic_cast<StagedModel*>(loaded_.model.get());
+  torch::nn::Module& named = staged != nullptr ? staged->stage_model() : *loaded_.model;
+  for (auto& item : named.named_parameters()) {
     const std::string group = parameter_group(roles, item.key());
     bool take = false;
     for (const auto& g : groups) take = take || g == group;
@@ -163,7 +185,8 @@ void TrainingRun::use_trainer(const std::string& id, std::vector<NamedParameter>
   trainer_id_ = id;
   TrainerOptions o = options;
   o.bf16_autocast = in_.dtype == "bfloat16";
-  trainer_ = std::make_unique<Trainer>(*loaded_.model, std::move(params), train_, o, in_.group);
+  trainer_ = std::make_unique<Trainer>(*loaded_.model, std::move(params), train_, o,
+                                       TrainerRanks{in_.group, in_.replica, in_.stage_peers});
 }
 
 std::shared_ptr<SoftGate> TrainingRun::add_gate(std::int64_t layer, std::int64_t hidden, double bias,
@@ -182,9 +205,8 @@ double TrainingRun::perplexity(const Windows& w) {
   std::vector<double> nll(static_cast<std::size_t>(w.count), 0.0);
   {
     c10::InferenceMode guard;
-    const int rank = in_.group == nullptr ? 0 : in_.group->rank(), size = in_.group == nullptr ? 1 : in_.group->size();
-    const Windows mine = shard_windows(w, rank, size, in_.batch);
-    const std::int64_t first = shard_begin(w.count, rank, size, in_.batch);
+    const Windows mine = my_shard(in_, w);  // a replica's: every stage of it runs the same windows
+    const std::int64_t first = my_shard_begin(in_, w);
     const at::Device device = loaded_.model->parameters().front().device();
     for (std::int64_t b = 0; b < mine.count; b += in_.batch) {
       const std::int64_t n = std::min(in_.batch, mine.count - b);
@@ -239,7 +261,7 @@ void TrainingRun::add_row(const std::string& table, const Row& row) {
 }
 
 void TrainingRun::save(std::int64_t step, std::int64_t segments_done, std::int64_t segments_entered) {
-  if (leader()) {
+  if (stage_writer()) {  // with stages, each stage's parameters from the first replica's rank
     NamedTensors tensors;
     for (const auto& p : saved_) tensors.emplace_back("model." + p.name, p.tensor);
     for (const auto& [layer, gate] : gates_)
@@ -343,6 +365,23 @@ void TrainingRun::run_segment(const std::vector<Segment>& segments, std::size_t 
   }
 }
 
+std::optional<TrainingCheckpoint> TrainingRun::common_checkpoint() const {
+  if (in_.stages <= 1) return load_latest_training_checkpoint(checkpoint_dir());
+  // Each rank's newest step in its slot (−1: none), summed: every rank sees every stage's.
+  std::vector<double> steps(static_cast<std::size_t>(in_.group->size()), 0.0);
+  const std::optional<std::int64_t> mine = latest_training_checkpoint_step(checkpoint_dir());
+  steps[static_cast<std::size_t>(in_.group->rank())] = mine ? static_cast<double>(*mine) : -1.0;
+  in_.group->allreduce_sum(steps);
+  const double common = *std::min_element(steps.begin(), steps.end());
+  if (common < 0) return std::nullopt;
+  std::optional<TrainingCheckpoint> ckpt =
+      load_training_checkpoint(checkpoint_dir(), static_cast<std::int64_t>(common));
+  if (!ckpt || ckpt->step != static_cast<std::int64_t>(common))
+    throw ModelError(checkpoint_dir() + ": no checkpoint of step " + std::to_string(static_cast<std::int64_t>(common)) +
+                     ", the newest that every stage saved");
+  return ckpt;
+}
+
 std::vector<Table> TrainingRun::result_tables() const {
   std::vector<Table> out;
   for (auto it = rows_.begin(); it != rows_.end(); ++it) {
@@ -376,7 +415,7 @@ UnitResult TrainingRun::run(const std::vector<Segment>& segments,
   for (std::size_t k = 0; k < segments.size(); ++k) start[k + 1] = start[k] + segments[k].steps;
   std::int64_t step = 0, segments_done = 0;
   std::vector<bool> entered(segments.size(), false);
-  if (const std::optional<TrainingCheckpoint> ckpt = load_latest_training_checkpoint(checkpoint_dir()))
+  if (const std::optional<TrainingCheckpoint> ckpt = common_checkpoint())
     std::tie(step, segments_done) = resume(*ckpt, segments, start, &entered);
   else
     evaluate(0, "start");

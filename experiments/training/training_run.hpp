@@ -54,7 +54,8 @@ struct Segment {
 // rows through `evaluate(step, segment label)`; every step appends a training_loss row.
 // Every `checkpoint_every` steps (and at segment ends) the changed parameters, the soft gates,
 // the optimizer and the rows so far are saved under STORE/checkpoints/<unit id>/ (rank 0 of
-// the group writes; every rank reads); a unit that starts with a checkpoint there resumes
+// the group writes, and with stages the first replica's rank of each stage under stage-<s>/;
+// every rank reads its stage's); a unit that starts with a checkpoint there resumes
 // from it and appends a "resumed" event to the store's journal. When the input's
 // stop_requested() turns true (agreed over the group), the next step saves a checkpoint and
 // throws InterruptedError instead. Not thread safe.
@@ -118,8 +119,14 @@ class TrainingRun {
 
  private:
   void save(std::int64_t step, std::int64_t segments_done, std::int64_t segments_entered);
+  // STORE/checkpoints/<unit id>/, and with stages its stage-<s>/ (each stage saves its own).
   std::string checkpoint_dir() const;
   bool leader() const;
+  // Whether this rank writes its stage's checkpoints: the first replica's (rank 0 without stages).
+  bool stage_writer() const;
+  // The checkpoint every stage has (with stages, the newest step all stages saved: a stop
+  // between two stages' writes leaves one a checkpoint ahead), or nullopt.
+  std::optional<TrainingCheckpoint> common_checkpoint() const;
   // Mean training loss of the steps after `after` (NaN when none ran).
   double mean_loss_since(std::int64_t after) const;
   // Whether the run was asked to stop (agreed over the group).

@@ -122,13 +122,18 @@ int run_sweep_mpi(const std::string& spec_path, const RunOptions& options) {
     auto group = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg, backend.empty() ? "mpi" : backend);
     // A model split over stages: the consecutive ranks of each replica point to point (collective).
     const auto stages = head["stages"].get<std::int64_t>();
-    std::unique_ptr<Communicator> replica;
-    if (stages > 1)
-      replica = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / static_cast<int>(stages),
-                                        backend.empty() ? "mpi" : backend);
+    // And the ranks of a group that hold the same stage, one in each replica (training's
+    // gradient sums).
+    std::unique_ptr<Communicator> replica, stage_peers;
+    if (stages > 1) {
+      const int s = static_cast<int>(stages);
+      replica = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / s, backend.empty() ? "mpi" : backend);
+      stage_peers = make_group_communicator(rank == 0 ? (1 << 20) : (rank - 1) / rpg * s + (rank - 1) % s,
+                                            backend.empty() ? "mpi" : backend);
+    }
     if (rank != 0)
       return run_worker_loop(spec, worker_plan, rank, rpg, backend.empty() ? nullptr : group.get(),
-                             StageContext{stages, replica.get()});
+                             StageContext{stages, replica.get(), stage_peers.get()});
     MpiPool pool((size - 1) / rpg, rpg);
     return run_loop(setup->spec, setup->plan, setup->status, setup->store, pool, options);
   } catch (const std::exception& e) {

@@ -71,7 +71,10 @@ UnitResult UnitExecutor::run(const Unit& u, const Store& store, Communicator* gr
     }
     in.model = model_->model.get();
   }
-  if (stages_.stages > 1) in.stage = stages_.replica->rank(), in.stages = stages_.stages, in.replica = stages_.replica;
+  if (stages_.stages > 1) {
+    in.stage = stages_.replica->rank(), in.stages = stages_.stages;
+    in.replica = stages_.replica, in.stage_peers = stages_.stage_peers;
+  }
   const std::string device = kind.needs_model ? model_->device : resolve_device(spec_.runtime.device);
   reset_peak_resident();
   reset_device_peak(device);

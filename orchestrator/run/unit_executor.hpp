@@ -16,11 +16,13 @@ class Store;
 struct LoadedModel;
 struct ModelSpec;
 
-// A worker rank's part of a model split over stages (runtime.stages): how many stages, and the
-// communicator over its replica (null with one stage).
+// A worker rank's part of a model split over stages (runtime.stages): how many stages, the
+// communicator over its replica and the one over its stage's peers in the other replicas (both
+// null with one stage).
 struct StageContext {
   std::int64_t stages = 1;
   Communicator* replica = nullptr;
+  Communicator* stage_peers = nullptr;
 };
 
 // Keeps the last model loaded, so consecutive units of one model load it once. With stages, it
