@@ -78,25 +78,23 @@ at::Tensor gradient_or_zeros(AutogradContext* ctx, const at::Tensor& grad) {
       at::TensorOptions().dtype(ctx->saved_data["dtype"].toScalarType()).device(ctx->saved_data["device"].toDevice()));
 }
 
-// The stream leaving a stage while autograd records: forward sends h on; backward receives the
-// next stage's gradient of it and passes it back into this stage's layers. `anchor` (a scalar
-// that requires a gradient) puts the crossing in the graph even when nothing before it trains,
-// so that the next stage's gradient message is always received.
+// The stream leaving a stage while autograd records a gradient for it: forward sends h on;
+// backward receives the next stage's gradient of it and passes it back into this stage's layers.
 class SendStream : public torch::autograd::Function<SendStream> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& anchor, StagedModel* model) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, StagedModel* model) {
     keep(ctx, model, h);
     model->send_forward(h);
     return h.detach().clone();
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {model_of(ctx)->receive_backward(gradient_or_zeros(ctx, grads[0])), at::Tensor(), at::Tensor()};
+    return {model_of(ctx)->receive_backward(gradient_or_zeros(ctx, grads[0])), at::Tensor()};
   }
 };
 
-// The stream arriving at a stage while autograd records: forward receives it; backward sends
-// its gradient back to the previous stage. `anchor` gives the received stream a place in the
-// graph (it is a leaf on this rank).
+// The stream arriving at a stage whose sender records a gradient for it: forward receives it;
+// backward sends its gradient back to the previous stage. `anchor` (a scalar that requires a
+// gradient) gives the received stream a place in the graph, as the unsplit model's stream has.
 class ReceiveStream : public torch::autograd::Function<ReceiveStream> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& like, const at::Tensor& anchor,
@@ -117,6 +115,21 @@ bool recording() { return c10::GradMode::is_enabled() && !c10::InferenceMode::is
 }  // namespace
 
 void StagedModel::send_forward(const at::Tensor& h) { send_on(h.detach()); }
+
+// One byte, in device memory where the replica's communicator takes only that (NCCL).
+void StagedModel::send_flag(bool on) {
+  const at::Tensor any = inner_->parameters().front();
+  const at::Tensor f = at::full({1}, on ? 1 : 0, at::TensorOptions().dtype(at::kByte))
+                           .to(replica_.device_memory() ? any.device() : at::Device(at::kCPU));
+  replica_.send(f.data_ptr(), 1, static_cast<int>(stage_ + 1));
+}
+
+bool StagedModel::receive_flag(const at::Tensor& like) {
+  at::Tensor f = at::empty({1}, at::TensorOptions().dtype(at::kByte).device(
+                                    replica_.device_memory() ? like.device() : at::Device(at::kCPU)));
+  replica_.recv(f.data_ptr(), 1, static_cast<int>(stage_ - 1));
+  return f.to(at::kCPU).item<std::uint8_t>() != 0;
+}
 
 at::Tensor StagedModel::receive_forward(const at::Tensor& like) { return receive_like(like); }
 
@@ -145,8 +158,21 @@ at::Tensor StagedModel::layer_step(int64_t layer, const at::Tensor& h, KvCache* 
     if (stage_ == s) send_on(out);
     return stage_ == s ? out : receive_like(out);
   }
+  // Whether the stream needs a gradient (something before it trains) goes with it, so that the
+  // next stage's stream needs one exactly where the unsplit model's would: its layers then take
+  // the same kernels, and a gradient crosses back only when it is used.
+  if (stage_ == s) {
+    const bool needs = out.requires_grad();
+    send_flag(needs);
+    if (!needs) {
+      send_on(out);
+      return out;
+    }
+    return SendStream::apply(out, this);
+  }
+  if (!receive_flag(out)) return receive_like(out);
   const at::Tensor anchor = at::zeros({}, out.options()).requires_grad_(true);  // ATen factories ignore requires_grad
-  return stage_ == s ? SendStream::apply(out, anchor, this) : ReceiveStream::apply(out.detach(), anchor, this);
+  return ReceiveStream::apply(out.detach(), anchor, this);
 }
 
 at::Tensor StagedModel::final_norm(const at::Tensor& h) { return scores() ? inner_->final_norm(h) : h; }

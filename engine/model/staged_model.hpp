@@ -11,11 +11,14 @@
 // layer's hook; only the holder's runs, so sums a hook gathers are the holder's (zeros elsewhere). Collective over the
 // replica: every rank must make the same calls in the same order. Not thread safe.
 //
-// While autograd records (grad mode on, outside inference mode) a crossing is part of the graph:
-// a backward pass from each rank's loss (the scored loss on the last stage; on the others a
-// zero-weighted function of the stream they sent, next_token_loss in engine/train/trainer.hpp)
-// receives the next stage's gradient of the stream it sent and sends the gradient of the
-// stream it received back, so the stages backpropagate in lockstep, last to first.
+// While autograd records (grad mode on, outside inference mode) and the stream needs a gradient
+// (something before the crossing trains: the sender tells the receiver), the crossing is part
+// of the graph: a backward pass from each rank's loss (the scored loss on the last stage; on the
+// others a zero-weighted function of the stream they sent, next_token_loss in
+// engine/train/trainer.hpp) receives the next stage's gradient of the stream it sent and sends
+// the gradient of the stream it received back, so the stages backpropagate in lockstep, last
+// to first. A rank whose loss needs no gradient (nothing on it trains, nothing crosses back)
+// skips its backward pass.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +74,9 @@ class StagedModel : public LanguageModel {
   // h of the previous stage, sent by it into a stream of h's shape here.
   at::Tensor receive_like(const at::Tensor& h);
   void send_on(const at::Tensor& h);
+  // While autograd records: whether the stream sent next needs a gradient (one byte).
+  void send_flag(bool on);
+  bool receive_flag(const at::Tensor& like);
 
   std::shared_ptr<LanguageModel> inner_;
   Communicator& replica_;

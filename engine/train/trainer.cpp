@@ -235,7 +235,8 @@ StepStats Trainer::step(std::int64_t step, const std::function<at::Tensor(double
       total = total + e;
     }
     sums[0] = loss.item<double>();
-    total.backward();
+    // A stage of a split model where nothing trains and no gradient crosses has no graph.
+    if (total.requires_grad()) total.backward();
   }
   // Both copies of a tied matrix trained, or neither (the same groups on every stage).
   if (ranks_.replica != nullptr && model_.config().tied_head && ranks_.replica->size() > 1) {

@@ -268,11 +268,13 @@ def main():
         for e in resumed:
             print(f"resumed: {e['unit']} {e.get('error', '')}")
     if mode in ("exact", "same"):
-        for d in sorted(os.listdir(f"{a}/models")):
+        exported = sorted(os.listdir(f"{a}/models")) if os.path.isdir(f"{a}/models") else []  # none: save_model off
+        assert exported == (sorted(os.listdir(f"{b}/models")) if os.path.isdir(f"{b}/models") else []), "exports differ"
+        for d in exported:
             wa, wb = f"{a}/models/{d}/model.safetensors", f"{b}/models/{d}/model.safetensors"
             with open(wa, "rb") as fa, open(wb, "rb") as fb:
                 assert fa.read() == fb.read(), f"{d}: exported weights differ"
-        print(f"exported weights: {len(os.listdir(f'{a}/models'))} models byte-identical")
+        print(f"exported weights: {len(exported)} models byte-identical")
     else:
         print(f"worst relative difference of PPL/loss over its bound: {worst:.2e}")
 

@@ -8,7 +8,8 @@
 # - two replicas of two stages (mpirun -n 5, ranks_per_group 4) give the tables of two one-stage
 #   ranks sharing the windows (mpirun -n 3, ranks_per_group 2) bit for bit;
 # - the same over three stages of the MoE fixture, whose middle stage neither embeds the stream
-#   that runs nor scores;
+#   that runs nor scores, and over two stages of two dense Llama fixtures (one with a tied head),
+#   training included;
 # - the captured activation shards (X and δ of every layer, one part per replica) hold the same
 #   rows, and speed's columns other than its timings are equal;
 # - a rank of two stages holds half the layers (the stats units' measured peak, a 270 MB model);
@@ -137,6 +138,39 @@ for stages in 2 3; do
   same_shards "$work/moe1" "$work/moe$stages"
 done
 echo "a mixture of experts over two and three stages: the tables and captures of one process"
+
+# Dense Llamas (grouped key/value heads; a head tied to the embedding, stored in bfloat16) over the
+# same tokens: the measurement kinds and training, split over two stages. Their MLPs have no
+# biases, which an exported linearized model needs: save_model is off (GPT-2 and NeoX above export).
+cat > "$work/llama.yaml" <<YAML
+context: 32
+models:
+  - {name: llama-gqa, path: $src/tests/data/models/hf_transformers5/llama-gqa-f32}
+  - {name: llama-tied, path: $src/tests/data/models/hf_transformers5/llama3-tied-bf16}
+corpora: [{name: stream-a, path: $work/moe_tokens.npy, format: npy}]
+splits:
+  fit: {start: 0, tokens: 512}
+  gate: {start: 512, tokens: 512}
+  select: {start: 1024, tokens: 512}
+  eval: {start: 1536, tokens: 512}
+  train: {start: 2048, tokens: 1024}
+layers: all
+experiments:
+  fit: {}
+  all_linear: {bootstrap: 100}
+  gate: {bootstrap: 100, mlp_epochs: 20, curve_steps: 2, random_draws: 2}
+  token_context: {bootstrap: 100}
+  compound: {bootstrap: 100}
+  progressive: {steps_per_layer: 2, final_steps: 4, lr: 1.0e-3, batch: 4, checkpoint_every: 2, save_model: false}
+  finetune: {layers: [1], steps: 4, variants: [linearized, two_phase], lr: 1.0e-3, batch: 4, eval_every: 2,
+             save_model: false}
+runtime: {batch: 8}
+YAML
+"$bin" run "$work/llama.yaml" --store "$work/llama1" --quiet
+mpirun -n 3 "$bin" run "$work/llama.yaml" --store "$work/llama2" --quiet +runtime.ranks_per_group=2 +runtime.stages=2
+$compare "$work/llama1" "$work/llama2" --exact
+/usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/llama1" "$work/llama2" same
+echo "dense Llamas over two stages, training too: the tables of one process"
 
 # Training over stages (examples/fixture_training.yaml: progressive with refitted surrogates and
 # its control, finetune linearized and two-phase with soft gates, on GPT-2, whose head is tied to
