@@ -160,7 +160,9 @@ experiments:
   all_linear: {bootstrap: 100}
   gate: {bootstrap: 100, mlp_epochs: 20, curve_steps: 2, random_draws: 2}
   token_context: {bootstrap: 100}
+  clusters: {pca: 8, k: 4, n_init: 2}
   compound: {bootstrap: 100}
+  speed: {decode: false, repeats: 2}
   progressive: {steps_per_layer: 2, final_steps: 4, lr: 1.0e-3, batch: 4, checkpoint_every: 2, save_model: false}
   finetune: {layers: [1], steps: 4, variants: [linearized, two_phase], lr: 1.0e-3, batch: 4, eval_every: 2,
              save_model: false}
@@ -169,6 +171,8 @@ YAML
 "$bin" run "$work/llama.yaml" --store "$work/llama1" --quiet
 mpirun -n 3 "$bin" run "$work/llama.yaml" --store "$work/llama2" --quiet +runtime.ranks_per_group=2 +runtime.stages=2
 $compare "$work/llama1" "$work/llama2" --exact
+same_shards "$work/llama1" "$work/llama2"
+same_speed "$work/llama1" "$work/llama2"
 /usr/bin/python3 "$src/tests/experiments/check_training.py" "$work/llama1" "$work/llama2" same
 echo "dense Llamas over two stages, training too: the tables of one process"
 
