@@ -79,7 +79,7 @@ TIME_PREFIX="$work/s2.time" LINSWEEP_THREADS=$cores mpirun -x TIME_PREFIX -x LIN
   "$work/rank_time.sh" "$bin" run "$work/spec.yaml" --store "$work/s2" --quiet \
   +runtime.ranks_per_group=2 +runtime.stages=2 || rc2=$?
 # Where oneDNN has no bfloat16 GEMM (a CPU without AVX-512), linsweep widens each product to
-# float32 and PyTorch's own bfloat16 F.linear is about 100 times slower than float32: PyTorch
+# float32 and PyTorch's own bfloat16 F.linear runs far slower (docs/benchmarks.md): PyTorch
 # then runs the same widened forward (--widen), which is what the comparison is about.
 torch_widen=""
 grep -qw avx512bw /proc/cpuinfo || torch_widen=--widen

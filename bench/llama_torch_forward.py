@@ -8,7 +8,8 @@ peak_rss_mib. Written from Llama's definition (RMSNorm, rotary on the whole head
 config's rope_theta, grouped key/value heads, SwiGLU), not from linsweep's code.
 With --widen every product takes its bfloat16 operands to float32 and rounds the result once,
 as linsweep does on a CPU without bfloat16 GEMMs (engine/model/widened_gemm.hpp): there
-PyTorch 1.13's own bfloat16 F.linear runs about 100 times slower than float32.
+PyTorch 1.13's own bfloat16 F.linear runs scalar code, far slower than float32
+(docs/benchmarks.md names the CPU and the ratio).
 Usage: llama_torch_forward.py MODEL_DIR TOKENS_NPY [--tokens N] [--context T] [--batch B]
        [--threads K] [--dtype bfloat16|float32] [--widen]"""
 import argparse

@@ -121,8 +121,8 @@ struct ModelConfig {
   std::int64_t built_first = 0, built_end = 0;
   std::string built_dtype;
   // Whether a checkpoint's weights will overwrite every parameter (load_model): the builder then
-  // leaves them uninitialised instead of drawing HF's random initialisation, which would cost
-  // about as long as reading an 8B checkpoint.
+  // leaves them uninitialised instead of drawing HF's random initialisation, which the load
+  // would overwrite (a draw per weight, slower still in bfloat16).
   bool built_to_load = false;
   bool builds_layer(std::int64_t layer) const noexcept {
     return built_end == 0 || (layer >= built_first && layer < built_end);

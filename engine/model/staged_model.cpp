@@ -41,15 +41,16 @@ at::Tensor StagedModel::embed_at(const at::Tensor& ids, int64_t start) {
   return at::empty({ids.size(0), ids.size(1), config_.d_model}, any.options());
 }
 
-void StagedModel::send_on(const at::Tensor& h) {
-  const at::Tensor x = (replica_.device_memory() ? h : h.to(at::kCPU)).contiguous();
-  replica_.send(x.data_ptr(), static_cast<std::size_t>(x.nbytes()), static_cast<int>(stage_ + 1));
+void StagedModel::send_to(const at::Tensor& t, std::int64_t stage) {
+  const at::Tensor x = (replica_.device_memory() ? t : t.to(at::kCPU)).contiguous();
+  replica_.send(x.data_ptr(), static_cast<std::size_t>(x.nbytes()), static_cast<int>(stage));
 }
 
-at::Tensor StagedModel::receive_like(const at::Tensor& h) {
-  at::Tensor x = at::empty(h.sizes(), h.options().device(replica_.device_memory() ? h.device() : at::Device(at::kCPU)));
-  replica_.recv(x.data_ptr(), static_cast<std::size_t>(x.nbytes()), static_cast<int>(stage_ - 1));
-  return x.to(h.device());
+at::Tensor StagedModel::receive_from(const at::Tensor& like, std::int64_t stage) {
+  at::Tensor x =
+      at::empty(like.sizes(), like.options().device(replica_.device_memory() ? like.device() : at::Device(at::kCPU)));
+  replica_.recv(x.data_ptr(), static_cast<std::size_t>(x.nbytes()), static_cast<int>(stage));
+  return x.to(like.device());
 }
 
 namespace {
@@ -84,11 +85,12 @@ class SendStream : public torch::autograd::Function<SendStream> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, StagedModel* model) {
     keep(ctx, model, h);
-    model->send_forward(h);
+    model->send_to(h.detach(), model->stage() + 1);
     return h.detach().clone();
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {model_of(ctx)->receive_backward(gradient_or_zeros(ctx, grads[0])), at::Tensor()};
+    StagedModel* model = model_of(ctx);
+    return {model->receive_from(gradient_or_zeros(ctx, grads[0]), model->stage() + 1), at::Tensor()};
   }
 };
 
@@ -100,10 +102,11 @@ class ReceiveStream : public torch::autograd::Function<ReceiveStream> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& like, const at::Tensor& anchor,
                             StagedModel* model) {
     keep(ctx, model, like);
-    return model->receive_forward(like);
+    return model->receive_from(like, model->stage() - 1);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    model_of(ctx)->send_backward(gradient_or_zeros(ctx, grads[0]));
+    StagedModel* model = model_of(ctx);
+    model->send_to(gradient_or_zeros(ctx, grads[0]), model->stage() - 1);
     return {at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -114,35 +117,13 @@ bool recording() { return c10::GradMode::is_enabled() && !c10::InferenceMode::is
 
 }  // namespace
 
-void StagedModel::send_forward(const at::Tensor& h) { send_on(h.detach()); }
-
-// One byte, in device memory where the replica's communicator takes only that (NCCL).
-void StagedModel::send_flag(bool on) {
-  const at::Tensor any = inner_->parameters().front();
-  const at::Tensor f = at::full({1}, on ? 1 : 0, at::TensorOptions().dtype(at::kByte))
-                           .to(replica_.device_memory() ? any.device() : at::Device(at::kCPU));
-  replica_.send(f.data_ptr(), 1, static_cast<int>(stage_ + 1));
+// One byte, in the stream's memory (device memory where the communicator takes only that).
+void StagedModel::send_flag(bool on, const at::Tensor& like) {
+  send_to(at::full({1}, on ? 1 : 0, like.options().dtype(at::kByte)), stage_ + 1);
 }
 
 bool StagedModel::receive_flag(const at::Tensor& like) {
-  at::Tensor f = at::empty({1}, at::TensorOptions().dtype(at::kByte).device(
-                                    replica_.device_memory() ? like.device() : at::Device(at::kCPU)));
-  replica_.recv(f.data_ptr(), 1, static_cast<int>(stage_ - 1));
-  return f.to(at::kCPU).item<std::uint8_t>() != 0;
-}
-
-at::Tensor StagedModel::receive_forward(const at::Tensor& like) { return receive_like(like); }
-
-void StagedModel::send_backward(const at::Tensor& grad) {
-  const at::Tensor g = (replica_.device_memory() ? grad : grad.to(at::kCPU)).contiguous();
-  replica_.send(g.data_ptr(), static_cast<std::size_t>(g.nbytes()), static_cast<int>(stage_ - 1));
-}
-
-at::Tensor StagedModel::receive_backward(const at::Tensor& like) {
-  at::Tensor g =
-      at::empty(like.sizes(), like.options().device(replica_.device_memory() ? like.device() : at::Device(at::kCPU)));
-  replica_.recv(g.data_ptr(), static_cast<std::size_t>(g.nbytes()), static_cast<int>(stage_ + 1));
-  return g.to(like.device());
+  return receive_from(at::empty({1}, like.options().dtype(at::kByte)), stage_ - 1).item<std::uint8_t>() != 0;
 }
 
 // The stream crosses at the output of a stage's last layer, so that the stream a caller keeps
@@ -155,22 +136,22 @@ at::Tensor StagedModel::layer_step(int64_t layer, const at::Tensor& h, KvCache* 
   const bool crossing = layer + 1 == stages_[static_cast<std::size_t>(s)].end && s + 1 < stages();
   if (!crossing || (stage_ != s && stage_ != s + 1)) return out;
   if (!recording()) {
-    if (stage_ == s) send_on(out);
-    return stage_ == s ? out : receive_like(out);
+    if (stage_ == s) send_to(out, s + 1);
+    return stage_ == s ? out : receive_from(out, s);
   }
   // Whether the stream needs a gradient (something before it trains) goes with it, so that the
   // next stage's stream needs one exactly where the unsplit model's would: its layers then take
   // the same kernels, and a gradient crosses back only when it is used.
   if (stage_ == s) {
     const bool needs = out.requires_grad();
-    send_flag(needs);
+    send_flag(needs, out);
     if (!needs) {
-      send_on(out);
+      send_to(out, s + 1);
       return out;
     }
     return SendStream::apply(out, this);
   }
-  if (!receive_flag(out)) return receive_like(out);
+  if (!receive_flag(out)) return receive_from(out, s);
   const at::Tensor anchor = at::zeros({}, out.options()).requires_grad_(true);  // ATen factories ignore requires_grad
   return ReceiveStream::apply(out.detach(), anchor, this);
 }

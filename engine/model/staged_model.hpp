@@ -54,12 +54,12 @@ class StagedModel : public LanguageModel {
   std::int64_t stage() const noexcept { return stage_; }
   // The stage's own model, whose parameters carry the checkpoint's names.
   LanguageModel& stage_model() noexcept { return *inner_; }
-  // The crossing's four messages (the stream forward, its gradient back), for the autograd
-  // functions of staged_model.cpp; each blocks until its peer stage takes part.
-  void send_forward(const at::Tensor& h);
-  at::Tensor receive_forward(const at::Tensor& like);
-  void send_backward(const at::Tensor& grad);
-  at::Tensor receive_backward(const at::Tensor& like);
+  // One message of a crossing (the stream forward, its gradient back) to or from the rank of
+  // `stage` in this replica: `t` itself, or a tensor shaped, typed and placed like `like`;
+  // through host memory unless the communicator takes device memory. Each blocks until the
+  // peer takes part.
+  void send_to(const at::Tensor& t, std::int64_t stage);
+  at::Tensor receive_from(const at::Tensor& like, std::int64_t stage);
   std::int64_t stages() const noexcept { return static_cast<std::int64_t>(stages_.size()); }
 
  protected:
@@ -71,11 +71,9 @@ class StagedModel : public LanguageModel {
 
  private:
   std::int64_t stage_of(int64_t layer) const;
-  // h of the previous stage, sent by it into a stream of h's shape here.
-  at::Tensor receive_like(const at::Tensor& h);
-  void send_on(const at::Tensor& h);
-  // While autograd records: whether the stream sent next needs a gradient (one byte).
-  void send_flag(bool on);
+  // While autograd records: whether the stream sent next needs a gradient (one byte, placed
+  // like the stream).
+  void send_flag(bool on, const at::Tensor& like);
   bool receive_flag(const at::Tensor& like);
 
   std::shared_ptr<LanguageModel> inner_;

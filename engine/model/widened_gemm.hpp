@@ -8,8 +8,9 @@ namespace linsweep {
 // Whether products on x (bfloat16 or float16) on the CPU are widened to float32 here: always for
 // float16, and for bfloat16 unless oneDNN runs its bfloat16 GEMMs (onednn_bfloat16_gemm() in
 // engine/runtime.hpp). Without them ATen 1.13's bfloat16 GEMM rounds every partial sum to
-// bfloat16 (no error bound exists at an MLP's inner dimension, docs/numerics.md) and runs about
-// 100 times slower than float32 (docs/benchmarks.md, `bench/big_model.sh`). Thread safe.
+// bfloat16 (no error bound exists at an MLP's inner dimension, docs/numerics.md) and runs
+// scalar code, far slower than float32 (measured on a named CPU in docs/benchmarks.md,
+// `bench/big_model.sh`). Thread safe.
 bool widens_on_cpu(const at::Tensor& x);
 
 // y = x·Wᵀ + b for x [..., in], W [out, in], b [out] or undefined, all of x's dtype: every

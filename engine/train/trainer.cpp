@@ -118,7 +118,6 @@ Trainer::Trainer(LanguageModel& model, std::vector<NamedParameter> params, const
       train_(train),
       options_(options),
       ranks_(ranks),
-      group_(ranks.group),
       adam_(std::move(params), options.adam),
       order_(train.count, options.batch, options.seed) {
   tied_ = find_tied_matrix();
@@ -165,13 +164,13 @@ void Trainer::sum_tied_gradient() {
 }
 
 int Trainer::replica_count() const {
-  if (group_ == nullptr) return 1;
-  return ranks_.replica != nullptr ? group_->size() / ranks_.replica->size() : group_->size();
+  if (ranks_.group == nullptr) return 1;
+  return ranks_.replica != nullptr ? ranks_.group->size() / ranks_.replica->size() : ranks_.group->size();
 }
 
 int Trainer::replica_index() const {
-  if (group_ == nullptr) return 0;
-  return ranks_.replica != nullptr ? group_->rank() / ranks_.replica->size() : group_->rank();
+  if (ranks_.group == nullptr) return 0;
+  return ranks_.replica != nullptr ? ranks_.group->rank() / ranks_.replica->size() : ranks_.group->rank();
 }
 
 void Trainer::sum_gradients(Communicator& peers, std::vector<double>& also) {
@@ -247,14 +246,14 @@ StepStats Trainer::step(std::int64_t step, const std::function<at::Tensor(double
       throw ModelError("a tied head over stages: the first and the last stage train different parameters");
     if (tied_.defined()) sum_tied_gradient();
   }
-  if (group_ != nullptr) {
+  if (ranks_.group != nullptr) {
     // Without stages the group's ranks hold the same parameters; with them, a stage's peers do.
     if (ranks_.stage_peers == nullptr) {
-      sum_gradients(*group_, sums);
+      sum_gradients(*ranks_.group, sums);
     } else {
       std::vector<double> none;
       sum_gradients(*ranks_.stage_peers, none);
-      group_->allreduce_sum(sums);  // the scoring stages' losses; the others add zeros
+      ranks_.group->allreduce_sum(sums);  // the scoring stages' losses; the others add zeros
     }
   }
   out.loss = sums[0];

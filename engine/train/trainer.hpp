@@ -88,7 +88,6 @@ class Trainer {
   const Windows& train_;
   TrainerOptions options_;
   TrainerRanks ranks_;
-  Communicator* group_;
   AdamW adam_;
   BatchOrder order_;
   at::Tensor tied_;
